@@ -1,0 +1,50 @@
+// Writes GGUF v3 files (used by `jisu convert` and by tests that build small files).
+// Metadata keys keep insertion order; tensor data is aligned to general.alignment (32).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "format/gguf.h"
+#include "jisu/status.h"
+
+namespace jisu {
+
+class GgufWriter {
+ public:
+  void AddString(const std::string& key, const std::string& value);
+  void AddU32(const std::string& key, uint32_t value);
+  void AddI32(const std::string& key, int32_t value);
+  void AddU64(const std::string& key, uint64_t value);
+  void AddF32(const std::string& key, float value);
+  void AddBool(const std::string& key, bool value);
+  void AddStringArray(const std::string& key, const std::vector<std::string>& values);
+  void AddI32Array(const std::string& key, const std::vector<int32_t>& values);
+  void AddF32Array(const std::string& key, const std::vector<float>& values);
+  // Any value (as read by GgufFile) — lets a converter copy metadata through.
+  void AddValue(const std::string& key, const GgufValue& value);
+
+  // `shape` outermost first (as everywhere in jisu); `data` must hold exactly the bytes of
+  // that shape in `dtype` (checked by Write). The bytes are copied.
+  void AddTensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                 std::vector<uint8_t> data);
+
+  // Writes the file (to a temporary name, renamed on success).
+  Status Write(const std::string& path) const;
+  // Serializes to memory (tests, fuzz seeds).
+  Result<std::vector<uint8_t>> Serialize() const;
+
+ private:
+  struct Tensor {
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> data;
+  };
+  std::vector<std::pair<std::string, GgufValue>> kv_;
+  std::vector<Tensor> tensors_;
+};
+
+}  // namespace jisu

@@ -1,0 +1,29 @@
+// Per-token layer operations other than matmul and attention. Plain functions over raw
+// pointers; `n` is the row length. All in float32.
+#pragma once
+
+#include <cstdint>
+
+namespace jisu {
+
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]   (out may alias x)
+void RmsNorm(const float* x, const float* weight, float eps, int64_t n, float* out);
+
+// gate[i] = silu(gate[i]) * up[i]   (SwiGLU), silu(v) = v / (1 + exp(-v))
+void SiluMul(float* gate, const float* up, int64_t n);
+
+// In-place softmax over n values; returns nothing. Stable (subtracts the max).
+void Softmax(float* x, int64_t n);
+
+// a[i] += b[i]
+void AddInPlace(float* a, const float* b, int64_t n);
+
+// Rotary position embedding applied in place to `num_heads` heads of `head_dim` values each
+// (contiguous), with precomputed inverse frequencies inv_freq[head_dim/2].
+// NeoX / Hugging Face style (kHalfSplit): pairs (i, i + head_dim/2).
+// GPT-J / original Llama / GGUF-llama style (kInterleaved): pairs (2i, 2i+1).
+enum class RopeStyle { kHalfSplit, kInterleaved };
+void ApplyRope(float* x, int64_t num_heads, int64_t head_dim, int64_t position,
+               const float* inv_freq, RopeStyle style);
+
+}  // namespace jisu

@@ -1,0 +1,35 @@
+// Matrix multiplication of activations by a weight matrix stored in any supported type:
+//   y[t, o] = sum_i x[t, i] * W[o, i]      (x: [num_tokens, in], W: [out, in], y: [num_tokens, out])
+// This is the operation of every linear layer (PyTorch's x @ W.T). Quantized weights are
+// dequantized block by block in registers/cache and multiplied with float activations, so the
+// result equals the float computation on the dequantized weights up to summation order.
+// Multithreaded over output rows (decode) or tiles (prefill) on the given pool; no heap
+// allocation per call beyond the pool's own reusable scratch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/thread_pool.h"
+
+namespace jisu {
+
+struct WeightMatrix {
+  DType dtype = DType::kF32;
+  const void* data = nullptr;  // row-major [rows, cols] in dtype's layout
+  int64_t rows = 0;            // output features
+  int64_t cols = 0;            // input features (multiple of the block size)
+  size_t row_bytes = 0;        // bytes per row (RowBytes(dtype, cols))
+};
+
+// x: [num_tokens, w.cols] floats with row stride x_stride (elements);
+// y: [num_tokens, w.rows] floats with row stride y_stride (elements).
+void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
+            int64_t y_stride, ThreadPool& pool);
+
+// Straightforward reference (dequantize each row, double accumulation); tests only.
+void MatMulReference(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens,
+                     float* y, int64_t y_stride);
+
+}  // namespace jisu

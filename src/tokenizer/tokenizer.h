@@ -1,0 +1,79 @@
+// Text <-> token ids for the tokenizers of the Llama, Qwen2, Mistral and GPT-2 families:
+//   - byte-level BPE (GPT-2, Llama-3, Qwen2, SmolLM2) with the model's pre-tokenizer regex;
+//   - SentencePiece-style BPE with byte fallback (Llama-2, Mistral), merges by score or rank.
+// Loaded from a Hugging Face tokenizer.json (+ tokenizer_config.json) or from GGUF metadata.
+// Added/special tokens written in the text are recognized as single tokens, as transformers
+// does. Special tokens (BOS/EOS) are added only as the model's configuration says.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jisu/status.h"
+
+namespace jisu {
+
+// The tokenizer part of a GGUF file's metadata (tokenizer.ggml.*), extracted by the caller.
+struct GgufTokenizerData {
+  std::string model;  // tokenizer.ggml.model: "gpt2" (byte-level BPE) or "llama" (SentencePiece)
+  std::string pre;    // tokenizer.ggml.pre: "llama-bpe", "qwen2", "smollm", "gpt-2", ... (may be empty)
+  std::vector<std::string> tokens;
+  std::vector<float> scores;         // may be empty
+  std::vector<int32_t> token_types;  // 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
+  std::vector<std::string> merges;   // "a b" pairs, BPE models
+  std::optional<int32_t> bos_id, eos_id, unk_id, pad_id, eot_id;
+  std::optional<bool> add_bos, add_eos, add_space_prefix;
+};
+
+class Tokenizer {
+ public:
+  // tokenizer_config_json may be empty (then defaults of tokenizer.json apply).
+  static Result<std::unique_ptr<Tokenizer>> FromHuggingFace(std::string_view tokenizer_json,
+                                                            std::string_view tokenizer_config_json);
+  static Result<std::unique_ptr<Tokenizer>> FromGguf(const GgufTokenizerData& data);
+  virtual ~Tokenizer() = default;
+
+  // add_special: add BOS/EOS etc. as the model's configuration says (transformers'
+  // add_special_tokens=True). Special tokens in the text are always parsed as such.
+  virtual std::vector<int32_t> Encode(std::string_view text, bool add_special) const = 0;
+
+  // Concatenated text of the ids. skip_special drops control tokens (BOS/EOS/...).
+  virtual std::string Decode(std::span<const int32_t> ids, bool skip_special) const = 0;
+
+  // The raw bytes a token stands for (after byte-level/byte-fallback decoding); may be a
+  // partial UTF-8 sequence. For a special token, its text.
+  virtual std::string TokenBytes(int32_t id) const = 0;
+
+  virtual int32_t vocab_size() const = 0;
+  virtual std::optional<int32_t> TokenToId(std::string_view token) const = 0;  // exact vocab entry
+  virtual std::string IdToToken(int32_t id) const = 0;  // vocab entry as stored
+  virtual bool IsSpecial(int32_t id) const = 0;          // control / added special token
+
+  virtual std::optional<int32_t> bos_id() const = 0;
+  virtual std::optional<int32_t> eos_id() const = 0;
+  // Ids that end generation: eos plus e.g. <|eot_id|>, <|im_end|> when the config lists them.
+  virtual std::vector<int32_t> stop_ids() const = 0;
+};
+
+// Turns a stream of token ids into text deltas that never split a UTF-8 character: bytes of
+// an incomplete sequence are held until the next token completes it. Invalid sequences are
+// replaced by U+FFFD (as Python's errors="replace") once it is clear they cannot complete.
+class StreamDecoder {
+ public:
+  explicit StreamDecoder(const Tokenizer& tokenizer, bool skip_special = true);
+  std::string Push(int32_t id);
+  std::string Flush();
+
+ private:
+  const Tokenizer& tokenizer_;
+  bool skip_special_;
+  std::string pending_;
+  std::vector<int32_t> ids_;  // SentencePiece needs context for the leading-space rule
+};
+
+}  // namespace jisu
