@@ -16,6 +16,14 @@ void ReportStatus(const Status& status) {
   g_exit_code = 1;
 }
 
-void RegisterCommands(CLI::App& app) { RegisterInfo(app); }
+void RegisterCommands(CLI::App& app) {
+  RegisterGenerate(app);
+  RegisterTokenize(app);
+  RegisterChatTemplate(app);
+  RegisterPerplexity(app);
+  RegisterConvert(app);
+  RegisterBench(app);
+  RegisterInfo(app);
+}
 
 }  // namespace jisu::cli

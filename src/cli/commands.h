@@ -17,5 +17,11 @@ void SetExitCode(int code);
 void ReportStatus(const Status& status);
 
 void RegisterInfo(CLI::App& app);
+void RegisterGenerate(CLI::App& app);
+void RegisterTokenize(CLI::App& app);
+void RegisterChatTemplate(CLI::App& app);
+void RegisterPerplexity(CLI::App& app);
+void RegisterBench(CLI::App& app);
+void RegisterConvert(CLI::App& app);
 
 }  // namespace jisu::cli

@@ -1,0 +1,125 @@
+// `jisu bench`: llama-bench-style throughput. pp = one prompt of -p tokens through the batched
+// forward pass (chunks of --batch), tg = -n single-token decode steps after a 1-token prompt.
+// Each repeated -r times; mean and standard deviation of tokens/s.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "runner/generator.h"
+
+namespace jisu::cli {
+namespace {
+
+struct BenchFlags {
+  std::string model;
+  int64_t prompt_tokens = 512;
+  int64_t gen_tokens = 128;
+  int64_t batch = 512;
+  int threads = 0;
+  int reps = 3;
+  bool json = false;
+};
+
+struct Stats {
+  double mean = 0, stddev = 0;
+};
+
+Stats Summarize(const std::vector<double>& v) {
+  Stats s;
+  if (v.empty()) return s;
+  for (double x : v) s.mean += x;
+  s.mean /= v.size();
+  for (double x : v) s.stddev += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(s.stddev / (v.size() - 1)) : 0;
+  return s;
+}
+
+Status RunBench(const BenchFlags& f) {
+  JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
+  if (f.prompt_tokens < 0 || f.gen_tokens < 0 || f.reps <= 0 || f.batch <= 0) {
+    return Status::InvalidArgument("-p, -n must be >= 0; -r and --batch must be > 0");
+  }
+  JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
+  ThreadPool pool(threads);
+  GeneratorOptions options;
+  options.max_context = std::max<int64_t>(f.prompt_tokens, f.gen_tokens + 1) + 1;
+  options.prefill_chunk = f.batch;
+  if (options.max_context > model->config().max_position) {
+    return Status::OutOfRange("-p/-n exceed the model's context");
+  }
+  JISU_ASSIGN_OR_RETURN(auto generator, Generator::Create(*model, pool, options));
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int32_t> token(
+      0, static_cast<int32_t>(model->config().vocab_size) - 1);
+
+  std::vector<double> pp, tg;
+  // One untimed warm-up of each (page in the weights, size the scratch buffers).
+  for (int rep = -1; rep < f.reps; ++rep) {
+    if (f.prompt_tokens > 0) {
+      std::vector<int32_t> ids(f.prompt_tokens);
+      for (auto& id : ids) id = token(rng);
+      const int64_t last = f.prompt_tokens - 1;
+      const auto t0 = std::chrono::steady_clock::now();
+      JISU_ASSIGN_OR_RETURN(auto logits, generator->PromptLogits(ids, std::span(&last, 1)));
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (rep >= 0) pp.push_back(f.prompt_tokens / s);
+    }
+    if (f.gen_tokens > 0) {
+      SamplingParams params;
+      params.temperature = 0;
+      params.ignore_eos = true;
+      params.max_tokens = static_cast<int32_t>(f.gen_tokens + 1);
+      const int32_t first = token(rng);
+      JISU_ASSIGN_OR_RETURN(auto r, generator->Generate(std::span(&first, 1), params));
+      if (rep >= 0) tg.push_back(f.gen_tokens / r.timings.decode_seconds);
+    }
+  }
+  const Stats pps = Summarize(pp), tgs = Summarize(tg);
+  const uint64_t rss = PeakRssBytes();
+  if (f.json) {
+    nlohmann::json out = {{"model", model->path()},      {"weight_type", model->weight_type()},
+                          {"threads", threads},          {"n_prompt", f.prompt_tokens},
+                          {"n_gen", f.gen_tokens},       {"reps", f.reps},
+                          {"pp_tokens_per_s", pps.mean}, {"pp_stddev", pps.stddev},
+                          {"tg_tokens_per_s", tgs.mean}, {"tg_stddev", tgs.stddev},
+                          {"peak_rss_bytes", rss}};
+    std::printf("%s\n", out.dump().c_str());
+  } else {
+    std::printf("| model | type | threads | test | tokens/s |\n|---|---|---|---|---|\n");
+    if (f.prompt_tokens > 0) {
+      std::printf("| %s | %s | %d | pp%lld | %.2f ± %.2f |\n", model->path().c_str(),
+                  model->weight_type().c_str(), threads, static_cast<long long>(f.prompt_tokens),
+                  pps.mean, pps.stddev);
+    }
+    if (f.gen_tokens > 0) {
+      std::printf("| %s | %s | %d | tg%lld | %.2f ± %.2f |\n", model->path().c_str(),
+                  model->weight_type().c_str(), threads, static_cast<long long>(f.gen_tokens),
+                  tgs.mean, tgs.stddev);
+    }
+    std::printf("peak RSS: %s\n", FormatBytes(rss).c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterBench(CLI::App& app) {
+  auto flags = std::make_shared<BenchFlags>();
+  auto* cmd = app.add_subcommand("bench", "Prompt-processing and decode throughput");
+  cmd->add_option("-m,--model", flags->model, "HF model folder or .gguf file");
+  cmd->add_option("-p,--n-prompt", flags->prompt_tokens, "prompt tokens (0 = skip)");
+  cmd->add_option("-n,--n-gen", flags->gen_tokens, "generated tokens (0 = skip)");
+  cmd->add_option("-b,--batch", flags->batch, "prompt tokens per forward pass");
+  cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
+  cmd->add_option("-r,--repetitions", flags->reps, "repetitions");
+  cmd->add_flag("--json", flags->json, "print one JSON object");
+  cmd->callback([flags] { ReportStatus(RunBench(*flags)); });
+}
+
+}  // namespace jisu::cli

@@ -1,0 +1,70 @@
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_template.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/mapped_file.h"
+
+namespace jisu::cli {
+namespace {
+
+struct ChatTemplateFlags {
+  std::string model, template_file, messages_file, bos_token, eos_token;
+  bool add_generation_prompt = false;
+};
+
+Status RunChatTemplate(const ChatTemplateFlags& f) {
+  if (f.messages_file.empty()) return Status::InvalidArgument("--messages FILE.json is required");
+  if (!f.model.empty() && !f.template_file.empty()) {
+    return Status::InvalidArgument("give either -m or --template, not both");
+  }
+  JISU_ASSIGN_OR_RETURN(std::string messages_text, ReadTextFile(f.messages_file, 64u << 20));
+  nlohmann::json messages = nlohmann::json::parse(messages_text, nullptr, false);
+  if (messages.is_discarded()) return Status::InvalidArgument(f.messages_file + ": not valid JSON");
+  // Accept either a bare array or an OpenAI-style {"messages": [...]} body.
+  if (messages.is_object() && messages.contains("messages")) messages = messages["messages"];
+  if (!messages.is_array()) {
+    return Status::InvalidArgument(f.messages_file + ": expected an array of messages");
+  }
+
+  ChatTemplateInputs inputs;
+  inputs.messages = messages;
+  inputs.add_generation_prompt = f.add_generation_prompt;
+  std::string source;
+  if (!f.template_file.empty()) {
+    JISU_ASSIGN_OR_RETURN(source, ReadTextFile(f.template_file, 16u << 20));
+    inputs.bos_token = f.bos_token;
+    inputs.eos_token = f.eos_token;
+  } else {
+    LoadOptions options;
+    options.vocab_only = true;
+    JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model, options));
+    source = model->chat_template();
+    if (source.empty()) return Status::InvalidArgument(model->path() + " has no chat template");
+    inputs.bos_token = model->bos_token();
+    inputs.eos_token = model->eos_token();
+  }
+  auto tmpl = ChatTemplate::Parse(source);
+  if (!tmpl.ok()) return tmpl.status();
+  JISU_ASSIGN_OR_RETURN(std::string text, (*tmpl)->Render(inputs));
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterChatTemplate(CLI::App& app) {
+  auto flags = std::make_shared<ChatTemplateFlags>();
+  auto* cmd = app.add_subcommand("chat-template", "Render chat messages with a chat template");
+  cmd->add_option("-m,--model", flags->model, "use this model's own template and special tokens");
+  cmd->add_option("--template", flags->template_file, "Jinja template file");
+  cmd->add_option("--messages", flags->messages_file, "JSON file: array of {role, content}");
+  cmd->add_flag("--add-generation-prompt", flags->add_generation_prompt);
+  cmd->add_option("--bos-token", flags->bos_token, "bos_token value (with --template)");
+  cmd->add_option("--eos-token", flags->eos_token, "eos_token value (with --template)");
+  cmd->callback([flags] { ReportStatus(RunChatTemplate(*flags)); });
+}
+
+}  // namespace jisu::cli

@@ -1,0 +1,136 @@
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "runner/chat_prompt.h"
+#include "runner/generator.h"
+
+namespace jisu::cli {
+namespace {
+
+struct GenerateFlags {
+  std::string model;
+  std::string prompt;
+  std::string file;
+  std::string system;
+  bool chat = false;
+  int max_tokens = 128;
+  float temperature = 0.8f;
+  int top_k = 40;
+  float top_p = 0.95f;
+  float min_p = 0.05f;
+  float repeat_penalty = 1.0f;
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  int64_t seed = -1;
+  int threads = 0;
+  int ctx = 0;
+  bool ignore_eos = false;
+  bool json = false;
+  std::vector<std::string> stop;
+};
+
+Status RunGenerate(const GenerateFlags& f) {
+  JISU_ASSIGN_OR_RETURN(std::string prompt, PromptFromFlags(f.prompt, f.file));
+  JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
+  JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
+
+  std::vector<int32_t> prompt_ids;
+  if (f.chat) {
+    nlohmann::json messages = nlohmann::json::array();
+    if (!f.system.empty()) messages.push_back({{"role", "system"}, {"content", f.system}});
+    messages.push_back({{"role", "user"}, {"content", prompt}});
+    JISU_ASSIGN_OR_RETURN(prompt_ids, TokenizeChatPrompt(*model, messages, true));
+  } else {
+    prompt_ids = model->tokenizer().Encode(prompt, /*add_special=*/true);
+  }
+  if (prompt_ids.empty()) return Status::InvalidArgument("the prompt is empty");
+
+  SamplingParams params;
+  params.temperature = f.temperature;
+  params.top_k = f.top_k;
+  params.top_p = f.top_p;
+  params.min_p = f.min_p;
+  params.repetition_penalty = f.repeat_penalty;
+  params.frequency_penalty = f.frequency_penalty;
+  params.presence_penalty = f.presence_penalty;
+  params.max_tokens = f.max_tokens;
+  params.ignore_eos = f.ignore_eos;
+  params.stop = f.stop;
+  params.seed = f.seed >= 0 ? static_cast<uint64_t>(f.seed) : std::random_device{}();
+  JISU_RETURN_IF_ERROR(params.Validate());
+
+  ThreadPool pool(threads);
+  GeneratorOptions options;
+  options.max_context = f.ctx;
+  JISU_ASSIGN_OR_RETURN(auto generator, Generator::Create(*model, pool, options));
+  auto on_text = [&](std::string_view delta) {
+    if (!f.json) {
+      std::fwrite(delta.data(), 1, delta.size(), stdout);
+      std::fflush(stdout);
+    }
+    return true;
+  };
+  JISU_ASSIGN_OR_RETURN(GenerationResult r, generator->Generate(prompt_ids, params, on_text));
+  const GenerationTimings& t = r.timings;
+  if (f.json) {
+    nlohmann::json out;
+    out["prompt_ids"] = prompt_ids;
+    out["output_ids"] = r.output_ids;
+    out["text"] = r.text;
+    out["finish_reason"] = r.finish_reason;
+    out["timings"] = {{"prompt_tokens", t.prompt_tokens},
+                      {"generated_tokens", t.generated_tokens},
+                      {"prompt_seconds", t.prompt_seconds},
+                      {"decode_seconds", t.decode_seconds},
+                      {"prompt_tokens_per_s", t.PromptTokensPerSecond()},
+                      {"decode_tokens_per_s", t.DecodeTokensPerSecond()},
+                      {"peak_rss_bytes", PeakRssBytes()}};
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("\n");
+    std::fprintf(stderr,
+                 "\n[jisu] model %s (%s, %s) | prompt %lld tok, %.1f tok/s | decode %lld tok, "
+                 "%.1f tok/s | peak memory %s | finish: %s\n",
+                 model->path().c_str(), ArchitectureName(model->config().arch),
+                 model->weight_type().c_str(), static_cast<long long>(t.prompt_tokens),
+                 t.PromptTokensPerSecond(), static_cast<long long>(t.generated_tokens),
+                 t.DecodeTokensPerSecond(), FormatBytes(PeakRssBytes()).c_str(),
+                 r.finish_reason.c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterGenerate(CLI::App& app) {
+  auto flags = std::make_shared<GenerateFlags>();
+  auto* cmd = app.add_subcommand("generate", "Generate text from a prompt");
+  cmd->add_option("-m,--model", flags->model,
+                  "HF model folder or .gguf file (default: demo model)");
+  cmd->add_option("-p,--prompt", flags->prompt, "prompt text");
+  cmd->add_option("-f,--file", flags->file, "read the prompt from a file");
+  cmd->add_flag("--chat", flags->chat, "wrap the prompt as a user message in the chat template");
+  cmd->add_option("--system", flags->system, "system message (with --chat)");
+  cmd->add_option("-n,--max-tokens", flags->max_tokens, "tokens to generate")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--temperature,--temp", flags->temperature, "0 = greedy");
+  cmd->add_option("--top-k", flags->top_k, "0 = off");
+  cmd->add_option("--top-p", flags->top_p, "1 = off");
+  cmd->add_option("--min-p", flags->min_p, "0 = off");
+  cmd->add_option("--repeat-penalty", flags->repeat_penalty, "1 = off");
+  cmd->add_option("--frequency-penalty", flags->frequency_penalty);
+  cmd->add_option("--presence-penalty", flags->presence_penalty);
+  cmd->add_option("--stop", flags->stop, "stop string (repeatable)");
+  cmd->add_option("--seed", flags->seed, "random seed (-1 = random)");
+  cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
+  cmd->add_option("-c,--ctx", flags->ctx, "context length (0 = model's, at most 8192)");
+  cmd->add_flag("--ignore-eos", flags->ignore_eos, "do not stop at end-of-sequence tokens");
+  cmd->add_flag("--json", flags->json, "print one JSON object with ids, text and timings");
+  cmd->callback([flags] { ReportStatus(RunGenerate(*flags)); });
+}
+
+}  // namespace jisu::cli

@@ -1,0 +1,59 @@
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/mapped_file.h"
+#include "eval/perplexity.h"
+
+namespace jisu::cli {
+namespace {
+
+struct PerplexityFlags {
+  std::string model, file;
+  int64_t ctx = 512;
+  int64_t chunks = 0;
+  int threads = 0;
+  bool json = false;
+};
+
+Status RunPerplexity(const PerplexityFlags& f) {
+  if (f.file.empty()) return Status::InvalidArgument("-f FILE is required");
+  JISU_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f.file, 1u << 30));
+  JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
+  JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
+  ThreadPool pool(threads);
+  auto progress = [&](int64_t chunk, double ppl) {
+    if (!f.json) std::fprintf(stderr, "[%lld] %.4f\n", static_cast<long long>(chunk + 1), ppl);
+  };
+  JISU_ASSIGN_OR_RETURN(PerplexityResult r,
+                        ComputePerplexity(*model, text, f.ctx, f.chunks, pool, progress));
+  if (f.json) {
+    nlohmann::json out = {
+        {"ppl", r.ppl},           {"mean_nll", r.mean_nll}, {"num_scored", r.num_scored},
+        {"chunks", r.num_chunks}, {"ctx", f.ctx},           {"seconds", r.seconds}};
+    std::printf("%s\n", out.dump().c_str());
+  } else {
+    std::printf("ppl = %.6f (%lld chunks of %lld tokens, %lld tokens scored, %.1f s)\n", r.ppl,
+                static_cast<long long>(r.num_chunks), static_cast<long long>(f.ctx),
+                static_cast<long long>(r.num_scored), r.seconds);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterPerplexity(CLI::App& app) {
+  auto flags = std::make_shared<PerplexityFlags>();
+  auto* cmd = app.add_subcommand("perplexity", "Perplexity of a text file");
+  cmd->add_option("-m,--model", flags->model, "HF model folder or .gguf file");
+  cmd->add_option("-f,--file", flags->file, "text file");
+  cmd->add_option("--ctx", flags->ctx, "window length in tokens");
+  cmd->add_option("--chunks", flags->chunks, "score only the first K windows (0 = all)");
+  cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
+  cmd->add_flag("--json", flags->json, "print one JSON object");
+  cmd->callback([flags] { ReportStatus(RunPerplexity(*flags)); });
+}
+
+}  // namespace jisu::cli

@@ -1,0 +1,30 @@
+// Perplexity of a text under a model, defined exactly as the golden fixtures define it: the
+// text is tokenized without special tokens and cut into independent windows of `ctx` tokens
+// (the first `max_chunks` of them); every token after the first in a window is scored given
+// the tokens before it in that window; ppl = exp(mean negative log-likelihood).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/thread_pool.h"
+#include "jisu/status.h"
+#include "model/model.h"
+
+namespace jisu {
+
+struct PerplexityResult {
+  double ppl = 0;
+  double mean_nll = 0;
+  int64_t num_scored = 0;
+  int64_t num_chunks = 0;
+  double seconds = 0;
+};
+
+// max_chunks <= 0 means all full windows. on_chunk (optional) gets (chunk index, running ppl).
+Result<PerplexityResult> ComputePerplexity(
+    const Model& model, const std::string& text, int64_t ctx, int64_t max_chunks, ThreadPool& pool,
+    const std::function<void(int64_t, double)>& on_chunk = {});
+
+}  // namespace jisu

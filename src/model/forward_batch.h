@@ -1,0 +1,25 @@
+// The step contract between the runner and the model: a flat batch of new tokens from several
+// sequences, each with its own position range and KV block table, and the rows whose logits
+// are wanted. Plain data, built by the caller, read by the forward pass.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace jisu {
+
+struct BatchSequence {
+  int64_t num_tokens = 0;      // this sequence's new tokens (contiguous in the flat batch)
+  int64_t start_position = 0;  // position of its first new token; KV of [0, start) is cached
+  std::span<const int32_t> block_table;  // covers positions [0, start_position + num_tokens)
+};
+
+struct ForwardBatch {
+  std::span<const int32_t> token_ids;    // [num_tokens], sequences back to back
+  std::vector<BatchSequence> sequences;  // in flat-batch order
+  std::span<const int64_t> logits_rows;  // flat token indices whose logits are returned
+  int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
+};
+
+}  // namespace jisu

@@ -1,0 +1,70 @@
+// The shape and hyper-parameters of a decoder-only transformer of the Llama family. Llama 1/2/3,
+// Mistral and Qwen2 differ only in these fields (QKV bias, tied embeddings, rope scaling,
+// sliding window), so one implementation serves them all. Built once from config.json or GGUF
+// metadata, validated once, read-only afterwards.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jisu/status.h"
+#include "ops/elementwise.h"
+
+namespace jisu {
+
+class GgufFile;
+
+enum class Architecture { kLlama, kMistral, kQwen2 };
+const char* ArchitectureName(Architecture arch);
+
+struct RopeScaling {
+  enum class Type { kNone, kLinear, kLlama3 };
+  Type type = Type::kNone;
+  float factor = 1.0f;
+  float low_freq_factor = 1.0f;          // llama3
+  float high_freq_factor = 4.0f;         // llama3
+  int64_t original_max_position = 8192;  // llama3
+};
+
+struct ModelConfig {
+  Architecture arch = Architecture::kLlama;
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t intermediate_size = 0;
+  int64_t max_position = 0;  // context length the model was trained for
+  float rms_norm_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  RopeScaling rope_scaling;
+  // Hugging Face checkpoints rotate pairs (i, i + d/2); GGUF llama files store Q/K rows
+  // permuted for interleaved pairs (2i, 2i+1). The loader sets the style of its source.
+  RopeStyle rope_style = RopeStyle::kHalfSplit;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;            // bias on q/k/v projections (Qwen2)
+  std::optional<int64_t> sliding_window;  // Mistral v0.1: attend to the last N positions
+
+  int64_t q_dim() const { return num_heads * head_dim; }
+  int64_t kv_dim() const { return num_kv_heads * head_dim; }
+
+  // Names the first bad field; guards every later size computation against absurd values.
+  Status Validate() const;
+  std::string Describe() const;  // one line for `jisu info`
+};
+
+// From a Hugging Face config.json (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM).
+Result<ModelConfig> ModelConfigFromHf(const nlohmann::json& config);
+// From GGUF metadata (general.architecture llama / mistral / qwen2). vocab_size falls back to
+// the tokenizer's token count.
+Result<ModelConfig> ModelConfigFromGguf(const GgufFile& gguf);
+
+// Inverse rotary frequencies [head_dim / 2] including rope scaling, computed in float32 as
+// transformers does (so positions and angles match it bit for bit where possible).
+std::vector<float> RopeInverseFrequencies(const ModelConfig& config);
+
+}  // namespace jisu

@@ -1,0 +1,18 @@
+// Canonical tensor names (GGUF's: "blk.3.attn_q.weight") and their Hugging Face equivalents
+// ("model.layers.3.self_attn.q_proj.weight"). The loader asks for canonical names; the
+// converter uses the same table in the other direction.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace jisu {
+
+// Hugging Face name for a canonical name; nullopt if the name has no HF counterpart.
+std::optional<std::string> HfTensorName(const std::string& canonical);
+// Canonical name for a Hugging Face name; nullopt if unknown (e.g. rotary buffers).
+std::optional<std::string> CanonicalFromHf(const std::string& hf);
+
+std::string LayerTensorName(int64_t layer, const char* suffix);  // "blk.<layer>.<suffix>"
+
+}  // namespace jisu

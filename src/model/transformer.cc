@@ -1,0 +1,238 @@
+#include "model/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ops/elementwise.h"
+#include "ops/matmul.h"
+#include "ops/quant.h"
+
+namespace jisu {
+
+Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights, ThreadPool& pool)
+    : config_(config), weights_(weights), pool_(pool), inv_freq_(RopeInverseFrequencies(config)) {
+  if (weights.rope_freq_factors) {
+    for (size_t i = 0; i < inv_freq_.size(); ++i) inv_freq_[i] /= (*weights.rope_freq_factors)[i];
+  }
+}
+
+Status Transformer::ValidateBatch(const ForwardBatch& batch, const KvCache& cache) const {
+  const KvCacheShape& kv = cache.shape();
+  if (kv.num_layers != config_.num_layers || kv.num_kv_heads != config_.num_kv_heads ||
+      kv.head_dim != config_.head_dim) {
+    return Status::InvalidArgument("KV cache shape does not match the model");
+  }
+  int64_t total = 0;
+  for (const BatchSequence& s : batch.sequences) {
+    if (s.num_tokens <= 0 || s.start_position < 0) {
+      return Status::InvalidArgument("batch: a sequence has no tokens or a negative position");
+    }
+    const int64_t end = s.start_position + s.num_tokens;
+    if (end > config_.max_position) {
+      return Status::OutOfRange("sequence length " + std::to_string(end) +
+                                " exceeds the model's context of " +
+                                std::to_string(config_.max_position) + " tokens");
+    }
+    if (BlocksForTokens(end, kv.block_size) > static_cast<int64_t>(s.block_table.size())) {
+      return Status::InvalidArgument("batch: block table too short for the sequence");
+    }
+    for (int64_t b = 0; b < BlocksForTokens(end, kv.block_size); ++b) {
+      if (s.block_table[b] < 0 || s.block_table[b] >= kv.num_blocks) {
+        return Status::InvalidArgument("batch: block id out of range");
+      }
+    }
+    total += s.num_tokens;
+  }
+  if (total != batch.num_tokens()) {
+    return Status::InvalidArgument("batch: sequence token counts do not add up to the batch");
+  }
+  for (int32_t id : batch.token_ids) {
+    if (id < 0 || id >= config_.vocab_size) {
+      return Status::InvalidArgument("token id " + std::to_string(id) +
+                                     " is outside the vocabulary");
+    }
+  }
+  for (int64_t r : batch.logits_rows) {
+    if (r < 0 || r >= total) return Status::InvalidArgument("batch: logits row out of range");
+  }
+  return Status::Ok();
+}
+
+void Transformer::EnsureCapacity(int64_t num_tokens, int64_t max_context) {
+  if (num_tokens > capacity_tokens_) {
+    const int64_t t = std::max(num_tokens, capacity_tokens_ * 2);
+    x_.resize(t * config_.hidden_size);
+    xn_.resize(t * config_.hidden_size);
+    q_.resize(t * config_.q_dim());
+    k_.resize(t * config_.kv_dim());
+    v_.resize(t * config_.kv_dim());
+    attn_.resize(t * config_.q_dim());
+    gate_.resize(t * config_.intermediate_size);
+    up_.resize(t * config_.intermediate_size);
+    token_seq_.resize(t);
+    token_pos_.resize(t);
+    capacity_tokens_ = t;
+  }
+  if (max_context > capacity_context_) {
+    capacity_context_ = std::max(max_context, capacity_context_ * 2);
+    scores_.resize(static_cast<size_t>(pool_.num_threads()) * capacity_context_);
+  }
+}
+
+void Transformer::Attention(const ForwardBatch& batch, int64_t layer, KvCache& cache) {
+  const int64_t num_tokens = batch.num_tokens();
+  const int64_t num_heads = config_.num_heads;
+  const int64_t head_dim = config_.head_dim;
+  const int64_t group = num_heads / config_.num_kv_heads;
+  const int64_t block_size = cache.shape().block_size;
+  const int64_t q_dim = config_.q_dim();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const int64_t num_items = num_tokens * num_heads;
+  const int num_threads = pool_.num_threads();
+
+  pool_.RunOnAll([&](int thread) {
+    const int64_t begin = num_items * thread / num_threads;
+    const int64_t end = num_items * (thread + 1) / num_threads;
+    float* scores = scores_.data() + static_cast<size_t>(thread) * capacity_context_;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / num_heads;
+      const int64_t head = item % num_heads;
+      const int64_t kv_head = head / group;
+      const BatchSequence& seq = batch.sequences[token_seq_[t]];
+      const int64_t pos = token_pos_[t];
+      int64_t first = 0;
+      if (config_.sliding_window) first = std::max<int64_t>(0, pos - *config_.sliding_window + 1);
+      const float* q = q_.data() + t * q_dim + head * head_dim;
+
+      float max_score = -INFINITY;
+      for (int64_t p = first; p <= pos; ++p) {
+        const float* k = cache.Keys(layer, seq.block_table[p / block_size]) +
+                         (kv_head * block_size + p % block_size) * head_dim;
+        float dot = 0.0f;
+        for (int64_t d = 0; d < head_dim; ++d) dot += q[d] * k[d];
+        const float s = dot * scale;
+        scores[p - first] = s;
+        max_score = std::max(max_score, s);
+      }
+      float sum = 0.0f;
+      const int64_t n = pos - first + 1;
+      for (int64_t i = 0; i < n; ++i) {
+        scores[i] = std::exp(scores[i] - max_score);
+        sum += scores[i];
+      }
+      const float inv_sum = 1.0f / sum;
+      float* out = attn_.data() + t * q_dim + head * head_dim;
+      std::fill(out, out + head_dim, 0.0f);
+      for (int64_t p = first; p <= pos; ++p) {
+        const float* v = cache.Values(layer, seq.block_table[p / block_size]) +
+                         (kv_head * block_size + p % block_size) * head_dim;
+        const float w = scores[p - first] * inv_sum;
+        for (int64_t d = 0; d < head_dim; ++d) out[d] += w * v[d];
+      }
+    }
+  });
+}
+
+Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* logits) {
+  JISU_RETURN_IF_ERROR(ValidateBatch(batch, cache));
+  const int64_t num_tokens = batch.num_tokens();
+  if (num_tokens == 0) return Status::Ok();
+  int64_t max_context = 0;
+  for (const BatchSequence& s : batch.sequences) {
+    max_context = std::max(max_context, s.start_position + s.num_tokens);
+  }
+  EnsureCapacity(num_tokens, max_context);
+
+  const ModelConfig& c = config_;
+  const int64_t hidden = c.hidden_size;
+  const int64_t q_dim = c.q_dim();
+  const int64_t kv_dim = c.kv_dim();
+  const int64_t ffn = c.intermediate_size;
+  const int64_t block_size = cache.shape().block_size;
+  {
+    int64_t t = 0;
+    for (size_t s = 0; s < batch.sequences.size(); ++s) {
+      for (int64_t i = 0; i < batch.sequences[s].num_tokens; ++i, ++t) {
+        token_seq_[t] = static_cast<int64_t>(s);
+        token_pos_[t] = batch.sequences[s].start_position + i;
+      }
+    }
+  }
+
+  const WeightMatrix& emb = weights_.embedding;
+  pool_.ParallelFor(num_tokens, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const auto* row = static_cast<const uint8_t*>(emb.data) + batch.token_ids[t] * emb.row_bytes;
+      DequantizeRow(emb.dtype, row, x_.data() + t * hidden, hidden);
+    }
+  });
+
+  auto norm_all = [&](const std::vector<float>& weight) {
+    pool_.ParallelFor(num_tokens, 4, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        RmsNorm(x_.data() + t * hidden, weight.data(), c.rms_norm_eps, hidden,
+                xn_.data() + t * hidden);
+      }
+    });
+  };
+
+  for (int64_t layer = 0; layer < c.num_layers; ++layer) {
+    const LayerWeights& w = weights_.layers[layer];
+    norm_all(w.attn_norm);
+    MatMul(w.wq, xn_.data(), hidden, num_tokens, q_.data(), q_dim, pool_);
+    MatMul(w.wk, xn_.data(), hidden, num_tokens, k_.data(), kv_dim, pool_);
+    MatMul(w.wv, xn_.data(), hidden, num_tokens, v_.data(), kv_dim, pool_);
+
+    pool_.ParallelFor(num_tokens, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        float* q = q_.data() + t * q_dim;
+        float* k = k_.data() + t * kv_dim;
+        const float* v = v_.data() + t * kv_dim;
+        if (c.attention_bias) {
+          AddInPlace(q, w.bq.data(), q_dim);
+          AddInPlace(k, w.bk.data(), kv_dim);
+          AddInPlace(const_cast<float*>(v), w.bv.data(), kv_dim);
+        }
+        const int64_t pos = token_pos_[t];
+        ApplyRope(q, c.num_heads, c.head_dim, pos, inv_freq_.data(), c.rope_style);
+        ApplyRope(k, c.num_kv_heads, c.head_dim, pos, inv_freq_.data(), c.rope_style);
+        // Write this token's K/V into its slot of the paged cache.
+        const BatchSequence& seq = batch.sequences[token_seq_[t]];
+        const int32_t block = seq.block_table[pos / block_size];
+        const int64_t slot = pos % block_size;
+        float* k_block = cache.Keys(layer, block);
+        float* v_block = cache.Values(layer, block);
+        for (int64_t h = 0; h < c.num_kv_heads; ++h) {
+          const int64_t off = (h * block_size + slot) * c.head_dim;
+          std::memcpy(k_block + off, k + h * c.head_dim, c.head_dim * sizeof(float));
+          std::memcpy(v_block + off, v + h * c.head_dim, c.head_dim * sizeof(float));
+        }
+      }
+    });
+
+    Attention(batch, layer, cache);
+    MatMul(w.wo, attn_.data(), q_dim, num_tokens, xn_.data(), hidden, pool_);
+    AddInPlace(x_.data(), xn_.data(), num_tokens * hidden);
+
+    norm_all(w.ffn_norm);
+    MatMul(w.w_gate, xn_.data(), hidden, num_tokens, gate_.data(), ffn, pool_);
+    MatMul(w.w_up, xn_.data(), hidden, num_tokens, up_.data(), ffn, pool_);
+    pool_.ParallelFor(num_tokens, 1, [&](int64_t b, int64_t e) {
+      SiluMul(gate_.data() + b * ffn, up_.data() + b * ffn, (e - b) * ffn);
+    });
+    MatMul(w.w_down, gate_.data(), ffn, num_tokens, xn_.data(), hidden, pool_);
+    AddInPlace(x_.data(), xn_.data(), num_tokens * hidden);
+  }
+
+  // Final norm and head only for the rows whose logits are wanted.
+  const int64_t num_rows = static_cast<int64_t>(batch.logits_rows.size());
+  for (int64_t r = 0; r < num_rows; ++r) {
+    RmsNorm(x_.data() + batch.logits_rows[r] * hidden, weights_.final_norm.data(), c.rms_norm_eps,
+            hidden, xn_.data() + r * hidden);
+  }
+  MatMul(weights_.lm_head, xn_.data(), hidden, num_rows, logits, c.vocab_size, pool_);
+  return Status::Ok();
+}
+
+}  // namespace jisu

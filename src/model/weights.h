@@ -1,0 +1,80 @@
+// The weights of one decoder, as views into the model file's memory mapping (matrices in their
+// stored type: F32/F16/BF16/Q8_0/Q4_0/Q4_1) plus small float copies of norms and biases.
+// Loading checks every tensor's presence, type and exact shape against the config and names
+// the offending tensor on failure. The tensor source (file) must outlive the weights.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "jisu/status.h"
+#include "model/model_config.h"
+#include "ops/matmul.h"
+
+namespace jisu {
+
+class GgufFile;
+class SafetensorsModel;
+
+struct TensorRef {
+  std::string name;  // as stored in the file
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;  // outermost first
+  const uint8_t* data = nullptr;
+  uint64_t num_bytes = 0;
+};
+
+// Looks tensors up by canonical (GGUF-style) name, whatever the file format.
+class TensorSource {
+ public:
+  virtual ~TensorSource() = default;
+  virtual std::optional<TensorRef> Find(const std::string& canonical_name) const = 0;
+};
+
+class GgufTensorSource : public TensorSource {
+ public:
+  explicit GgufTensorSource(const GgufFile& gguf) : gguf_(gguf) {}
+  std::optional<TensorRef> Find(const std::string& canonical_name) const override;
+
+ private:
+  const GgufFile& gguf_;
+};
+
+class SafetensorsTensorSource : public TensorSource {
+ public:
+  explicit SafetensorsTensorSource(const SafetensorsModel& model) : model_(model) {}
+  std::optional<TensorRef> Find(const std::string& canonical_name) const override;
+
+ private:
+  const SafetensorsModel& model_;
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm;   // [hidden]
+  std::vector<float> ffn_norm;    // [hidden]
+  WeightMatrix wq;                // [q_dim, hidden]
+  WeightMatrix wk;                // [kv_dim, hidden]
+  WeightMatrix wv;                // [kv_dim, hidden]
+  WeightMatrix wo;                // [hidden, q_dim]
+  WeightMatrix w_gate;            // [ffn, hidden]
+  WeightMatrix w_up;              // [ffn, hidden]
+  WeightMatrix w_down;            // [hidden, ffn]
+  std::vector<float> bq, bk, bv;  // empty unless config.attention_bias
+};
+
+struct ModelWeights {
+  WeightMatrix embedding;  // [vocab, hidden]; rows gathered by dequantization
+  std::vector<LayerWeights> layers;
+  std::vector<float> final_norm;                        // [hidden]
+  WeightMatrix lm_head;                                 // [vocab, hidden]; == embedding when tied
+  std::optional<std::vector<float>> rope_freq_factors;  // GGUF rope_freqs.weight, [head_dim/2]
+
+  uint64_t MatrixBytes() const;  // bytes of all weight matrices (what decode streams)
+};
+
+Result<ModelWeights> LoadModelWeights(const TensorSource& source, const ModelConfig& config);
+
+}  // namespace jisu

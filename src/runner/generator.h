@@ -1,0 +1,80 @@
+// Single-sequence generation on top of the batched forward pass: prefill the prompt in chunks,
+// then decode token by token, sampling, streaming text deltas that never split a UTF-8
+// character, and stopping at EOS ids, stop strings or max_tokens. This is what `jisu
+// generate`, `jisu bench` and the golden tests drive; the serving engine replaces it with
+// continuous batching over the same Transformer::Forward.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "jisu/status.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+#include "model/transformer.h"
+#include "sampling/sampler.h"
+
+namespace jisu {
+
+struct GeneratorOptions {
+  int64_t max_context = 0;      // 0: the model's context length (capped at 8192 for memory)
+  int64_t prefill_chunk = 512;  // tokens per forward call while ingesting the prompt
+  int64_t kv_block_size = 16;
+};
+
+struct GenerationTimings {
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+  double prompt_seconds = 0;  // prefill, up to and including the first sampled token's logits
+  double decode_seconds = 0;  // the remaining forward passes
+  double PromptTokensPerSecond() const;
+  double DecodeTokensPerSecond() const;
+};
+
+struct GenerationResult {
+  std::vector<int32_t> output_ids;
+  std::string text;
+  std::string finish_reason;  // "stop" (eos or stop string) or "length"
+  GenerationTimings timings;
+};
+
+class Generator {
+ public:
+  static Result<std::unique_ptr<Generator>> Create(const Model& model, ThreadPool& pool,
+                                                   const GeneratorOptions& options = {});
+
+  int64_t max_context() const { return max_context_; }
+
+  // on_text (optional) receives text deltas as they are produced; returning false stops.
+  Result<GenerationResult> Generate(std::span<const int32_t> prompt_ids,
+                                    const SamplingParams& params,
+                                    const std::function<bool(std::string_view)>& on_text = {});
+
+  // Runs the prompt through the model (positions from 0) and returns logits of the listed
+  // positions (each row vocab_size floats). For golden tests and perplexity.
+  Result<std::vector<float>> PromptLogits(std::span<const int32_t> prompt_ids,
+                                          std::span<const int64_t> positions);
+
+ private:
+  Generator(const Model& model, ThreadPool& pool, const GeneratorOptions& options);
+  // Feeds tokens [begin, end) of `ids` at positions begin.. and fills logits for `rows`
+  // (indices relative to begin).
+  Status Feed(std::span<const int32_t> ids, int64_t start_position, std::span<const int64_t> rows,
+              float* logits);
+
+  const Model& model_;
+  GeneratorOptions options_;
+  int64_t max_context_ = 0;
+  Transformer transformer_;
+  std::unique_ptr<KvCache> cache_;
+  std::vector<int32_t> block_table_;
+  std::vector<float> logits_;
+};
+
+}  // namespace jisu
