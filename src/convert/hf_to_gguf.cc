@@ -169,19 +169,6 @@ Status AddTokenizer(const std::string& dir, const Model& model, GgufWriter& w) {
   return Status::Ok();
 }
 
-// llama.cpp stores llama/mistral Q and K with each head's rows reordered from
-// [first half | second half] to interleaved pairs, for its interleaved rotary kernel.
-std::vector<int64_t> RopePermutation(int64_t rows, int64_t head_dim) {
-  std::vector<int64_t> src(static_cast<size_t>(rows));
-  const int64_t half = head_dim / 2;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t head = r / head_dim, j = r % head_dim;
-    // new row j = 2*i + s takes old row s*half + i
-    src[r] = head * head_dim + (j % 2) * half + j / 2;
-  }
-  return src;
-}
-
 Status AddMatrix(GgufWriter& w, const std::string& name, const WeightMatrix& m, DType target,
                  const std::vector<int64_t>* row_order) {
   if (!RowBytes(target, m.cols)) target = DType::kF16;  // rows not a multiple of the block
@@ -209,6 +196,16 @@ void AddVector(GgufWriter& w, const std::string& name, const std::vector<float>&
 }
 
 }  // namespace
+
+std::vector<int64_t> InterleavedRopeRowOrder(int64_t rows, int64_t head_dim) {
+  std::vector<int64_t> order(static_cast<size_t>(rows));
+  const int64_t half = head_dim / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t head = r / head_dim, j = r % head_dim;
+    order[r] = head * head_dim + (j % 2) * half + j / 2;
+  }
+  return order;
+}
 
 Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
                        const ConvertOptions& options) {
@@ -254,8 +251,8 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
 
   const ModelWeights& mw = model->weights();
   const bool permute = c.arch != Architecture::kQwen2;
-  const std::vector<int64_t> q_order = RopePermutation(c.q_dim(), c.head_dim);
-  const std::vector<int64_t> k_order = RopePermutation(c.kv_dim(), c.head_dim);
+  const std::vector<int64_t> q_order = InterleavedRopeRowOrder(c.q_dim(), c.head_dim);
+  const std::vector<int64_t> k_order = InterleavedRopeRowOrder(c.kv_dim(), c.head_dim);
   const bool four_bit = t == DType::kQ4_0 || t == DType::kQ4_1;
 
   JISU_RETURN_IF_ERROR(AddMatrix(w, "token_embd.weight", mw.embedding, t, nullptr));

@@ -7,7 +7,9 @@
 // Sensitive tensors stay in higher precision: with a 4-bit target the output head is Q8_0.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/dtype.h"
 #include "jisu/status.h"
@@ -17,6 +19,10 @@ namespace jisu {
 struct ConvertOptions {
   DType type = DType::kF16;  // F32, F16, BF16, Q8_0, Q4_0, Q4_1
 };
+
+// Row order of llama.cpp's Q/K permutation: output row r takes input row order[r]. Rows are
+// heads of head_dim rows; within a head, row 2i+s comes from row s*head_dim/2 + i.
+std::vector<int64_t> InterleavedRopeRowOrder(int64_t rows, int64_t head_dim);
 
 Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
                        const ConvertOptions& options);

