@@ -11,6 +11,10 @@ One file per type, <type>.bin, little endian:
   u8  quant[rows * row_bytes]     gguf.quants.quantize(src, type)
   f32 deq[rows * cols]            gguf.quants.dequantize(quant, type)
 
+Also writes elementwise.json: inputs and PyTorch float32 outputs of the Hugging Face Llama
+building blocks (LlamaRMSNorm, SiLU(gate) * up, softmax, apply_rotary_pos_emb with
+LlamaRotaryEmbedding's cos/sin), for src/ops/elementwise_test.cc.
+
 Rows cover random data at several scales plus edge cases: all zeros, constant rows (positive
 and negative), negative-only, huge magnitudes (f16 scale overflows to inf), tiny magnitudes
 (scales that are f16 subnormal or flush to zero), values placed exactly on rounding ties, a
@@ -22,6 +26,8 @@ path, so the reference itself is not deterministic there.
 import os
 import struct
 import sys
+
+import json
 
 import numpy as np
 from gguf import quants
@@ -123,6 +129,64 @@ def write(path, qtype, src):
     print(f"{path}: {rows} x {cols}, {qb.shape[1]} bytes/row")
 
 
+def f32list(t):
+    # Python floats print the shortest repr that round-trips the exact float32 value; JSON has
+    # no infinities, so those are written as the strings "inf" / "-inf".
+    def enc(v):
+        v = float(v)
+        return v if np.isfinite(v) else ("inf" if v > 0 else "-inf")
+    return [enc(v) for v in np.asarray(t, dtype=np.float32).ravel()]
+
+
+def write_elementwise(path):
+    import torch
+    from transformers.models.llama.modeling_llama import (LlamaRMSNorm, apply_rotary_pos_emb)
+
+    g = torch.Generator().manual_seed(SEED)
+    cases = {"rmsnorm": [], "silu_mul": [], "softmax": [], "rope": []}
+    for n, eps, scale in ((576, 1e-5, 3.0), (2048, 1e-6, 0.01), (37, 1e-5, 100.0)):
+        x = torch.randn(n, generator=g) * scale
+        norm = LlamaRMSNorm(n, eps=eps)
+        with torch.no_grad():
+            norm.weight.copy_(torch.randn(n, generator=g) * 0.5 + 1.0)
+            y = norm(x[None])[0]
+        cases["rmsnorm"].append({"eps": eps, "x": f32list(x), "weight": f32list(norm.weight.detach()),
+                                 "out": f32list(y)})
+    for n in (1536, 40):
+        gate = torch.randn(n, generator=g) * 4
+        gate[:6] = torch.tensor([0.0, -0.0, 30.0, -30.0, 100.0, -100.0])
+        up = torch.randn(n, generator=g)
+        y = torch.nn.functional.silu(gate) * up
+        cases["silu_mul"].append({"gate": f32list(gate), "up": f32list(up), "out": f32list(y)})
+    for n in (1, 100, 1000):
+        x = torch.randn(n, generator=g) * 5
+        if n >= 100:
+            x[10:20] = float("-inf")  # masked positions
+            x[3] = 80.0
+        y = torch.softmax(x, dim=-1)
+        cases["softmax"].append({"x": f32list(x), "out": f32list(y)})
+    for head_dim, heads, base in ((64, 3, 10000.0), (128, 2, 500000.0)):
+        inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float) / head_dim))
+        for pos in (0, 1, 37, 4095, 100000):
+            q = torch.randn(1, heads, 1, head_dim, generator=g)
+            # LlamaRotaryEmbedding.forward, attention_scaling = 1.
+            freqs = torch.tensor([[pos]])[..., None].float() * inv_freq.float()
+            emb = torch.cat((freqs, freqs), dim=-1)
+            cos, sin = emb.cos() * 1.0, emb.sin() * 1.0
+            out, _ = apply_rotary_pos_emb(q, q, cos, sin)
+            # Interleaved (GPT-J / GGUF llama) pairs (2i, 2i+1), same float32 formulas.
+            qi = q.reshape(heads, head_dim // 2, 2)
+            c, s = cos[0, 0, : head_dim // 2], sin[0, 0, : head_dim // 2]
+            a, b = qi[..., 0], qi[..., 1]
+            inter = torch.stack((a * c - b * s, b * c + a * s), dim=-1)
+            cases["rope"].append({"head_dim": head_dim, "heads": heads, "position": pos,
+                                  "inv_freq": f32list(inv_freq), "x": f32list(q),
+                                  "half_split": f32list(out), "interleaved": f32list(inter)})
+    with open(path, "w") as f:
+        json.dump(cases, f, separators=(",", ":"))
+    print(f"{path}: {os.path.getsize(path)} bytes")
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(__file__), "..", "tests", "data", "ops")
@@ -136,6 +200,7 @@ def main():
         write(os.path.join(out, "q4_1.bin"), T.Q4_1, blocks)
         write(os.path.join(out, "f16.bin"), T.F16, floats)
         write(os.path.join(out, "bf16.bin"), T.BF16, floats)
+    write_elementwise(os.path.join(out, "elementwise.json"))
 
 
 if __name__ == "__main__":
