@@ -18,8 +18,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr float kPosInf = std::numeric_limits<float>::infinity();
 
 // Higher logit first; equal logits by lower id, so every ordering is deterministic.
-bool Better(const std::pair<float, int32_t>& a, const std::pair<float, int32_t>& b) {
-  return a.first > b.first || (a.first == b.first && a.second < b.second);
+template <typename C>
+bool Better(const C& a, const C& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 
 // Lowest id among the maxima; NaN never wins; 0 when nothing is above -inf.
@@ -123,28 +124,17 @@ void Sampler::Filter(float* logits, int32_t vocab_size) {
     return;
   }
 
-  // weight = exp(logit - max) = prob / max prob; min-p keeps weight >= min_p.
+  // min-p keeps weight >= min_p (weight = prob / max prob).
   const float min_weight = params_.min_p;
-  const bool use_top_k = params_.top_k > 0 && params_.top_k < vocab_size;
   double total = 0.0;  // sum of weights of the top-k survivors: top-p's normalizer
-  if (use_top_k) {
-    for (int32_t i = 0; i < vocab_size; ++i) {
-      if (logits[i] > kNegInf) candidates_.emplace_back(logits[i], i);
+  if (params_.top_k > 0 && params_.top_k < vocab_size) {
+    SelectTopK(logits, vocab_size, static_cast<size_t>(params_.top_k));
+    for (Candidate& c : candidates_) {
+      c.weight = std::exp(c.logit - max_logit);
+      total += c.weight;
     }
-    const size_t k = static_cast<size_t>(params_.top_k);
-    if (candidates_.size() > k) {
-      auto begin = candidates_.begin();
-      std::nth_element(begin, begin + (k - 1), candidates_.end(), Better);
-      const float kth = candidates_[k - 1].first;
-      // Like TopKLogitsWarper: everything equal to the k-th value survives too.
-      auto kept_end = std::partition(begin + k, candidates_.end(),
-                                     [kth](const auto& c) { return c.first >= kth; });
-      candidates_.erase(kept_end, candidates_.end());
-    }
-    for (const auto& c : candidates_) total += std::exp(c.first - max_logit);
     if (min_weight > 0.0f) {
-      std::erase_if(candidates_,
-                    [&](const auto& c) { return std::exp(c.first - max_logit) < min_weight; });
+      std::erase_if(candidates_, [&](const Candidate& c) { return c.weight < min_weight; });
     }
   } else {
     for (int32_t i = 0; i < vocab_size; ++i) {
@@ -152,46 +142,111 @@ void Sampler::Filter(float* logits, int32_t vocab_size) {
       if (!(v > kNegInf)) continue;
       const float w = std::exp(v - max_logit);
       total += w;
-      if (w >= min_weight) candidates_.emplace_back(v, i);
+      if (w >= min_weight) candidates_.push_back({v, w, i});
     }
   }
   assert(!candidates_.empty());  // the max itself always survives
 
-  if (params_.top_p < 1.0f && candidates_.size() > 1) KeepTopP(total, max_logit);
+  if (params_.top_p < 1.0f && candidates_.size() > 1) KeepTopP(total);
 
   double sum = 0.0;
-  for (auto& c : candidates_) {
-    c.first = std::exp(c.first - max_logit);  // logit -> weight
-    sum += c.first;
-  }
-  for (const auto& c : candidates_) {
-    dist_.push_back({c.second, static_cast<float>(c.first / sum)});
+  for (const Candidate& c : candidates_) sum += c.weight;
+  for (const Candidate& c : candidates_) {
+    dist_.push_back({c.id, static_cast<float>(c.weight / sum)});
   }
 }
 
-void Sampler::KeepTopP(double total_weight, float max_logit) {
+void Sampler::SelectTopK(const float* logits, int32_t vocab_size, size_t k) {
+  auto better = [](const Candidate& a, const Candidate& b) { return Better(a, b); };
+  constexpr size_t kHeapMaxK = 256;
+  if (k <= kHeapMaxK) {
+    // One pass with a bounded heap whose front is the worst kept token; most tokens are
+    // rejected by a single comparison.
+    for (int32_t i = 0; i < vocab_size; ++i) {
+      const float v = logits[i];
+      if (!(v > kNegInf)) continue;
+      if (candidates_.size() < k) {
+        candidates_.push_back({v, 0.0f, i});
+        std::push_heap(candidates_.begin(), candidates_.end(), better);
+      } else if (v > candidates_.front().logit) {  // equal value: larger id, ranks after
+        std::pop_heap(candidates_.begin(), candidates_.end(), better);
+        candidates_.back() = {v, 0.0f, i};
+        std::push_heap(candidates_.begin(), candidates_.end(), better);
+      }
+    }
+    if (candidates_.size() == k) {
+      // Like TopKLogitsWarper, tokens equal to the k-th value survive too: the heap kept the
+      // lowest ids among them, so the others come after the worst kept id.
+      const Candidate worst = candidates_.front();
+      for (int32_t i = worst.id + 1; i < vocab_size; ++i) {
+        if (logits[i] == worst.logit) candidates_.push_back({logits[i], 0.0f, i});
+      }
+    }
+    return;
+  }
+  for (int32_t i = 0; i < vocab_size; ++i) {
+    if (logits[i] > kNegInf) candidates_.push_back({logits[i], 0.0f, i});
+  }
+  if (candidates_.size() <= k) return;
+  auto begin = candidates_.begin();
+  std::nth_element(begin, begin + (k - 1), candidates_.end(), better);
+  const float kth = candidates_[k - 1].logit;
+  auto kept_end = std::partition(begin + k, candidates_.end(),
+                                 [kth](const Candidate& c) { return c.logit >= kth; });
+  candidates_.erase(kept_end, candidates_.end());
+}
+
+void Sampler::KeepTopP(double total_weight) {
   // Keep a token while the mass of the tokens ranked above it is still below top_p (so the
   // token that crosses top_p is kept), which is TopPLogitsWarper's "cumulative mass from the
   // bottom <= 1 - top_p is removed" seen from the top.
   const double target = static_cast<double>(params_.top_p) * total_weight;
-  const size_t n = candidates_.size();
-  auto begin = candidates_.begin();
-  constexpr size_t kFirstChunk = 64;
-  size_t sorted = 0;
-  double mass = 0.0;
-  while (sorted < n) {
-    const size_t end = std::min(n, std::max(kFirstChunk, sorted * 4));
-    if (end < n) std::nth_element(begin + sorted, begin + (end - 1), candidates_.end(), Better);
-    std::sort(begin + sorted, begin + end, Better);
-    for (size_t i = sorted; i < end; ++i) {
+  auto better = [](const Candidate& a, const Candidate& b) { return Better(a, b); };
+  auto walk = [&](auto first, auto last, double mass) {
+    std::sort(first, last, better);
+    for (auto it = first; it != last; ++it) {
       if (mass >= target) {
-        candidates_.resize(i);
+        candidates_.erase(it, candidates_.end());
         return;
       }
-      mass += std::exp(candidates_[i].first - max_logit);
+      mass += it->weight;
     }
-    sorted = end;
+  };
+  const size_t n = candidates_.size();
+  constexpr size_t kSortBelow = 1024;
+  float lo = candidates_[0].logit, hi = lo;
+  for (const Candidate& c : candidates_) {
+    lo = std::min(lo, c.logit);
+    hi = std::max(hi, c.logit);
   }
+  if (n < kSortBelow || !(hi > lo)) {
+    walk(candidates_.begin(), candidates_.end(), 0.0);
+    return;
+  }
+  // Large sets: histogram the mass over logit buckets (best first), find the bucket where the
+  // cumulative mass reaches the target, and sort only that bucket. Bucketing is monotone in
+  // the logit, so this is the same cut as walking the fully sorted list.
+  constexpr size_t kBuckets = 4096;
+  const double scale = static_cast<double>(kBuckets) / (static_cast<double>(hi) - lo);
+  auto bucket = [&](const Candidate& c) {
+    const auto b = static_cast<size_t>((static_cast<double>(hi) - c.logit) * scale);
+    return std::min(b, kBuckets - 1);
+  };
+  bucket_mass_.assign(kBuckets, 0.0);
+  for (const Candidate& c : candidates_) bucket_mass_[bucket(c)] += c.weight;
+  double before = 0.0;
+  size_t cut = 0;
+  for (; cut < kBuckets; ++cut) {
+    if (before + bucket_mass_[cut] >= target) break;
+    before += bucket_mass_[cut];
+  }
+  if (cut == kBuckets) return;  // rounding left the target unreached: keep everything
+  auto above_end = std::partition(candidates_.begin(), candidates_.end(),
+                                  [&](const Candidate& c) { return bucket(c) < cut; });
+  auto cut_end = std::partition(above_end, candidates_.end(),
+                                [&](const Candidate& c) { return bucket(c) == cut; });
+  candidates_.erase(cut_end, candidates_.end());
+  walk(above_end, candidates_.end(), before);
 }
 
 std::span<const TokenProb> Sampler::Distribution(float* logits, int32_t vocab_size,
@@ -202,6 +257,7 @@ std::span<const TokenProb> Sampler::Distribution(float* logits, int32_t vocab_si
   candidates_.clear();
   if (vocab_size <= 0) return {};
   EnsureCapacity(candidates_, static_cast<size_t>(vocab_size));
+  EnsureCapacity(bucket_mass_, size_t{4096});
   EnsureCapacity(dist_, static_cast<size_t>(vocab_size));
   ApplyPenalties(logits, vocab_size, prompt_ids, generated_ids);
   if (params_.temperature == 0.0f) {

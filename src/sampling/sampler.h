@@ -88,14 +88,22 @@ class Sampler {
                       std::span<const int32_t> generated_ids);
   // Temperature, top-k, top-p, min-p on penalized logits; fills dist_.
   void Filter(float* logits, int32_t vocab_size);
-  void KeepTopP(double total_weight, float max_logit);
+  // Fills candidates_ with the tokens whose logit is >= the k-th largest (ties kept).
+  void SelectTopK(const float* logits, int32_t vocab_size, size_t k);
+  void KeepTopP(double total_weight);
   double NextUniform();  // [0, 1), 53 random bits: identical on every platform
 
   SamplingParams params_;
   std::mt19937_64 rng_;
-  std::vector<std::pair<float, int32_t>> candidates_;  // reused scratch: (logit, id)
-  std::vector<int32_t> counts_scratch_;                // all zero between calls
-  std::vector<TokenProb> dist_;                        // reused scratch: the result
+  struct Candidate {
+    float logit;   // after temperature
+    float weight;  // exp(logit - max logit) = prob / max prob
+    int32_t id;
+  };
+  std::vector<Candidate> candidates_;    // reused scratch
+  std::vector<double> bucket_mass_;      // reused scratch for top-p
+  std::vector<int32_t> counts_scratch_;  // all zero between calls
+  std::vector<TokenProb> dist_;          // reused scratch: the result
 };
 
 // Finds stop strings in streamed text. Push() returns the text that is safe to emit now:
