@@ -21,9 +21,23 @@
 namespace jisu {
 
 enum class GgufType : uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
-  kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
+
+// "u8", "string", "array", ... (for messages and metadata dumps).
+std::string_view GgufTypeName(GgufType type);
 
 // One metadata value. Scalars are widened into i64/u64/f64; arrays hold their elements.
 struct GgufValue {
@@ -35,8 +49,8 @@ struct GgufValue {
   std::string s;                        // strings
   std::vector<GgufValue> array;         // arrays (nested arrays allowed)
 
-  bool IsInteger() const;  // any integer type (not bool)
-  std::optional<int64_t> AsInt() const;  // any integer type that fits in int64
+  bool IsInteger() const;                 // any integer type (not bool)
+  std::optional<int64_t> AsInt() const;   // any integer type that fits in int64
   std::optional<double> AsFloat() const;  // any numeric type
 };
 

@@ -1,5 +1,10 @@
 // Writes GGUF v3 files (used by `jisu convert` and by tests that build small files).
-// Metadata keys keep insertion order; tensor data is aligned to general.alignment (32).
+// Metadata keys keep insertion order; adding a key again replaces its value in place.
+// Tensor data is aligned to general.alignment (32 unless that key is set) and each tensor's
+// bytes are padded to the alignment, the same layout as the Python `gguf` writer. Everything
+// added is validated by Write/Serialize (the Add* calls cannot fail): UTF-8 names, unique
+// tensor names, array element types, shapes (1..4 dims of positive sizes, rows a multiple of
+// the block size) and data sizes.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +48,11 @@ class GgufWriter {
     std::vector<int64_t> shape;
     std::vector<uint8_t> data;
   };
+  Status Validate(uint64_t* alignment) const;
+  // Streams the file through `write`, which returns false on failure.
+  template <typename WriteFn>
+  Status Emit(uint64_t alignment, WriteFn&& write) const;
+
   std::vector<std::pair<std::string, GgufValue>> kv_;
   std::vector<Tensor> tensors_;
 };

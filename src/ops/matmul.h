@@ -1,5 +1,6 @@
 // Matrix multiplication of activations by a weight matrix stored in any supported type:
-//   y[t, o] = sum_i x[t, i] * W[o, i]      (x: [num_tokens, in], W: [out, in], y: [num_tokens, out])
+//   y[t, o] = sum_i x[t, i] * W[o, i]      (x: [num_tokens, in], W: [out, in], y: [num_tokens,
+//   out])
 // This is the operation of every linear layer (PyTorch's x @ W.T). Quantized weights are
 // dequantized block by block in registers/cache and multiplied with float activations, so the
 // result equals the float computation on the dequantized weights up to summation order.

@@ -1,0 +1,405 @@
+// MatMul driver: picks the kernel set, splits the work across the pool and, for prefill,
+// packs dequantized weight panels and activation panels for the GEMM micro-kernel.
+//
+// Decode (few tokens): each task owns a range of output rows; the dot kernel expands every
+// weight block once, in registers, and multiplies it with up to kMaxDotTokens activation
+// rows. Memory-bound: the point is to stream each weight byte exactly once.
+//
+// Prefill (many tokens), per task = (a range of kNc output rows) x (a range of tokens):
+//   for each kKc-deep slice of the input features:
+//     dequantize + transpose the task's weight rows into a k-major panel (B, L2-resident)
+//     for each kMc block of tokens: pack activations k-major (A), then run the mr x nr
+//     micro-kernel over every (token panel, row panel) pair, accumulating into y.
+// Each weight element is dequantized once per task and reused by every token of the task.
+#include "ops/matmul.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "ops/cpu_features.h"
+#include "ops/matmul_kernels.h"
+#include "ops/quant.h"
+
+namespace jisu {
+namespace matmul_internal {
+namespace {
+
+std::atomic<const KernelSet*> g_forced_set{nullptr};
+std::atomic<int> g_forced_path{-1};
+
+const KernelSet& BestKernelSet() {
+  static const KernelSet* best = [] {
+    if (IsaAvailable(Isa::kAvx512)) return Avx512KernelSet();
+    if (IsaAvailable(Isa::kAvx2)) return Avx2KernelSet();
+    return &ScalarKernelSet();
+  }();
+  return *best;
+}
+
+}  // namespace
+
+std::optional<WeightKind> WeightKindOf(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return kWF32;
+    case DType::kF16:
+      return kWF16;
+    case DType::kBF16:
+      return kWBF16;
+    case DType::kQ8_0:
+      return kWQ8_0;
+    case DType::kQ4_0:
+      return kWQ4_0;
+    case DType::kQ4_1:
+      return kWQ4_1;
+    default:
+      return std::nullopt;
+  }
+}
+
+const char* IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+bool IsaAvailable(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return Avx2KernelSet() != nullptr && GetCpuFeatures().avx2;
+    case Isa::kAvx512:
+      return Avx512KernelSet() != nullptr && GetCpuFeatures().avx512;
+  }
+  return false;
+}
+
+const KernelSet& ActiveKernelSet() {
+  const KernelSet* forced = g_forced_set.load(std::memory_order_relaxed);
+  return forced != nullptr ? *forced : BestKernelSet();
+}
+
+void ForceIsa(std::optional<Isa> isa) {
+  const KernelSet* set = nullptr;
+  if (isa.has_value()) {
+    assert(IsaAvailable(*isa));
+    switch (*isa) {
+      case Isa::kScalar:
+        set = &ScalarKernelSet();
+        break;
+      case Isa::kAvx2:
+        set = Avx2KernelSet();
+        break;
+      case Isa::kAvx512:
+        set = Avx512KernelSet();
+        break;
+    }
+  }
+  g_forced_set.store(set, std::memory_order_relaxed);
+}
+
+void ForcePath(std::optional<Path> path) {
+  g_forced_path.store(path.has_value() ? static_cast<int>(*path) : -1, std::memory_order_relaxed);
+}
+
+std::optional<Path> ForcedPath() {
+  const int p = g_forced_path.load(std::memory_order_relaxed);
+  if (p < 0) return std::nullopt;
+  return static_cast<Path>(p);
+}
+
+}  // namespace matmul_internal
+
+namespace {
+
+using matmul_internal::KernelSet;
+using matmul_internal::kMaxDotTokens;
+using matmul_internal::WeightKind;
+
+constexpr int64_t kKc = 256;  // depth of a packed slice (multiple of every block size)
+constexpr int64_t kNc = 128;  // output rows per GEMM task (multiple of every nr)
+constexpr int64_t kMc = 96;   // tokens per packed activation block (multiple of every mr)
+// From this many tokens on, GEMM (dequantize once into a panel, reuse across tokens) beats
+// re-expanding each weight block for every group of kMaxDotTokens tokens.
+constexpr int64_t kGemmMinTokens = 8;
+// Below this many multiply-adds the pool's wake-up costs more than it saves.
+constexpr int64_t kMinParallelWork = int64_t{1} << 17;
+constexpr int64_t kDotRowBlock = 16;  // rows per inner block when tokens need several groups
+
+// Growable 64-byte-aligned float buffer; grows only, so steady-state calls never allocate.
+class ScratchBuffer {
+ public:
+  ScratchBuffer() = default;
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  ~ScratchBuffer() { Free(); }
+
+  float* Get(size_t n) {
+    if (n > capacity_) {
+      Free();
+      data_ = static_cast<float*>(::operator new (n * sizeof(float), std::align_val_t{64}));
+      capacity_ = n;
+    }
+    return data_;
+  }
+
+ private:
+  void Free() {
+    if (data_ != nullptr) ::operator delete (data_, std::align_val_t{64});
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  float* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// Per-thread scratch; the pool's threads live as long as the pool, so this is allocated once
+// per thread and reused by every call.
+struct ThreadScratch {
+  ScratchBuffer b_pack;  // kNc x kKc dequantized weights, [nc/nr][kc][nr]
+  ScratchBuffer a_pack;  // kMc x kKc activations, [mc/mr][kc][mr]
+  ScratchBuffer rows;    // nr x kKc dequantized weight rows before transposition
+  ScratchBuffer tile;    // mr x nr output tile for partial edges
+};
+thread_local ThreadScratch t_scratch;
+
+struct Problem {
+  const KernelSet* ks;
+  WeightKind kind;
+  const uint8_t* w;
+  size_t row_bytes;
+  int64_t rows, cols;
+  int64_t block_size, block_bytes;
+  const float* x;
+  int64_t x_stride, num_tokens;
+  float* y;
+  int64_t y_stride;
+};
+
+// ---- Decode -------------------------------------------------------------------------------
+
+void DotTask(const Problem& p, int64_t r0, int64_t r1) {
+  const auto dot = p.ks->dot[p.kind];
+  if (p.num_tokens <= kMaxDotTokens) {
+    dot(p.w + static_cast<size_t>(r0) * p.row_bytes, p.row_bytes, p.cols, r1 - r0, p.x, p.x_stride,
+        static_cast<int>(p.num_tokens), p.y + r0, p.y_stride);
+    return;
+  }
+  // Several token groups: keep a small block of rows cache-resident across the groups.
+  for (int64_t rb = r0; rb < r1; rb += kDotRowBlock) {
+    const int64_t nrows = std::min(kDotRowBlock, r1 - rb);
+    for (int64_t t = 0; t < p.num_tokens; t += kMaxDotTokens) {
+      const int nt = static_cast<int>(std::min<int64_t>(kMaxDotTokens, p.num_tokens - t));
+      dot(p.w + static_cast<size_t>(rb) * p.row_bytes, p.row_bytes, p.cols, nrows,
+          p.x + t * p.x_stride, p.x_stride, nt, p.y + t * p.y_stride + rb, p.y_stride);
+    }
+  }
+}
+
+// ---- Prefill ------------------------------------------------------------------------------
+
+// Weight rows [o0, o0 + nc), features [pc, pc + kc) -> b[(panel)][k][nr], zero-padded rows.
+void PackWeights(const Problem& p, int64_t o0, int64_t nc, int64_t pc, int64_t kc, float* b,
+                 float* rows_buf) {
+  const int nr = p.ks->nr;
+  const auto dequant = p.ks->dequant[p.kind];
+  const size_t col_offset = static_cast<size_t>(pc / p.block_size * p.block_bytes);
+  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+    const int64_t valid = std::min<int64_t>(nr, nc - j0);
+    for (int64_t r = 0; r < valid; ++r) {
+      const uint8_t* src = p.w + static_cast<size_t>(o0 + j0 + r) * p.row_bytes + col_offset;
+      dequant(src, rows_buf + r * kc, kc);
+    }
+    float* panel = b + j0 * kc;
+    for (int64_t k = 0; k < kc; ++k) {
+      float* dst = panel + k * nr;
+      int64_t r = 0;
+      for (; r < valid; ++r) dst[r] = rows_buf[r * kc + k];
+      for (; r < nr; ++r) dst[r] = 0.0f;
+    }
+  }
+}
+
+// Tokens [t0, t0 + mc), features [pc, pc + kc) -> a[(panel)][k][mr], zero-padded tokens.
+void PackActivations(const Problem& p, int64_t t0, int64_t mc, int64_t pc, int64_t kc, float* a) {
+  const int mr = p.ks->mr;
+  for (int64_t i0 = 0; i0 < mc; i0 += mr) {
+    float* panel = a + i0 * kc;
+    for (int i = 0; i < mr; ++i) {
+      if (i0 + i < mc) {
+        const float* src = p.x + (t0 + i0 + i) * p.x_stride + pc;
+        for (int64_t k = 0; k < kc; ++k) panel[k * mr + i] = src[k];
+      } else {
+        for (int64_t k = 0; k < kc; ++k) panel[k * mr + i] = 0.0f;
+      }
+    }
+  }
+}
+
+void GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) {
+  const int mr = p.ks->mr;
+  const int nr = p.ks->nr;
+  const int64_t nc_padded = (nc + nr - 1) / nr * nr;
+  ThreadScratch& s = t_scratch;
+  float* b = s.b_pack.Get(static_cast<size_t>(kNc * kKc));
+  float* a = s.a_pack.Get(static_cast<size_t>(kMc * kKc));
+  float* rows_buf = s.rows.Get(static_cast<size_t>(nr * kKc));
+  float* tile = s.tile.Get(static_cast<size_t>(mr * nr));
+  assert(nc_padded <= kNc);
+  (void)nc_padded;
+
+  for (int64_t pc = 0; pc < p.cols; pc += kKc) {
+    const int64_t kc = std::min(kKc, p.cols - pc);
+    const bool accumulate = pc > 0;
+    PackWeights(p, o0, nc, pc, kc, b, rows_buf);
+    for (int64_t ic = tb; ic < te; ic += kMc) {
+      const int64_t mc = std::min(kMc, te - ic);
+      PackActivations(p, ic, mc, pc, kc, a);
+      for (int64_t i0 = 0; i0 < mc; i0 += mr) {
+        const int64_t mvalid = std::min<int64_t>(mr, mc - i0);
+        const float* ap = a + i0 * kc;
+        for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+          const int64_t nvalid = std::min<int64_t>(nr, nc - j0);
+          const float* bp = b + j0 * kc;
+          float* c = p.y + (ic + i0) * p.y_stride + o0 + j0;
+          if (mvalid == mr && nvalid == nr) {
+            p.ks->gemm(kc, ap, bp, c, p.y_stride, accumulate);
+            continue;
+          }
+          // Edge tile: compute into the scratch tile, copy the valid part.
+          if (accumulate) {
+            for (int64_t i = 0; i < mvalid; ++i) {
+              std::memcpy(tile + i * nr, c + i * p.y_stride, sizeof(float) * nvalid);
+            }
+          }
+          p.ks->gemm(kc, ap, bp, tile, nr, accumulate);
+          for (int64_t i = 0; i < mvalid; ++i) {
+            std::memcpy(c + i * p.y_stride, tile + i * nr, sizeof(float) * nvalid);
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- Scheduling ---------------------------------------------------------------------------
+
+struct Schedule {
+  const Problem* p;
+  bool gemm;
+  int64_t num_tasks;
+  // Dot: task i covers rows [i * rows_per_task, ...). GEMM: task i = (row chunk i % row_chunks,
+  // token chunk i / row_chunks).
+  int64_t rows_per_task;
+  int64_t row_chunks;
+  int64_t tokens_per_task;
+  std::atomic<int64_t> next{0};
+};
+
+void RunTask(const Schedule& s, int64_t i) {
+  const Problem& p = *s.p;
+  if (!s.gemm) {
+    const int64_t r0 = i * s.rows_per_task;
+    DotTask(p, r0, std::min(p.rows, r0 + s.rows_per_task));
+    return;
+  }
+  const int64_t o0 = (i % s.row_chunks) * kNc;
+  const int64_t tb = (i / s.row_chunks) * s.tokens_per_task;
+  GemmTask(p, o0, std::min(kNc, p.rows - o0), tb, std::min(p.num_tokens, tb + s.tokens_per_task));
+}
+
+void RunAll(Schedule* s, ThreadPool& pool, bool parallel) {
+  if (!parallel || s->num_tasks == 1) {
+    for (int64_t i = 0; i < s->num_tasks; ++i) RunTask(*s, i);
+    return;
+  }
+  // One pointer captured: std::function stores it inline (no allocation).
+  pool.RunOnAll([s](int) {
+    for (int64_t i; (i = s->next.fetch_add(1, std::memory_order_relaxed)) < s->num_tasks;) {
+      RunTask(*s, i);
+    }
+  });
+}
+
+}  // namespace
+
+void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
+            int64_t y_stride, ThreadPool& pool) {
+  const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
+  assert(kind.has_value() && "unsupported weight type");
+  if (!kind.has_value() || num_tokens <= 0 || w.rows <= 0) return;
+  const DTypeTraits& traits = Traits(w.dtype);
+  assert(w.cols > 0 && w.cols % traits.block_size == 0);
+  assert(w.row_bytes >= RowBytes(w.dtype, static_cast<uint64_t>(w.cols)).value_or(~uint64_t{0}));
+  assert(x_stride >= w.cols && y_stride >= w.rows);
+
+  Problem p{&matmul_internal::ActiveKernelSet(),
+            *kind,
+            static_cast<const uint8_t*>(w.data),
+            w.row_bytes,
+            w.rows,
+            w.cols,
+            traits.block_size,
+            traits.block_bytes,
+            x,
+            x_stride,
+            num_tokens,
+            y,
+            y_stride};
+
+  const int threads = pool.num_threads();
+  const bool parallel = threads > 1 && w.rows * w.cols * num_tokens >= kMinParallelWork;
+  const int64_t workers = parallel ? threads : 1;
+
+  Schedule s;
+  s.p = &p;
+  const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
+  s.gemm =
+      forced.has_value() ? *forced == matmul_internal::Path::kGemm : num_tokens >= kGemmMinTokens;
+  if (!s.gemm) {
+    // A few tasks per worker so a descheduled thread does not stall the call; rows stay
+    // contiguous within a task for the hardware prefetcher.
+    const int64_t target_tasks = workers == 1 ? 1 : workers * 4;
+    s.rows_per_task = std::max<int64_t>(4, (w.rows + target_tasks - 1) / target_tasks);
+    s.num_tasks = (w.rows + s.rows_per_task - 1) / s.rows_per_task;
+  } else {
+    s.row_chunks = (w.rows + kNc - 1) / kNc;
+    // Split tokens too when there are too few row chunks to keep every worker busy; each
+    // token chunk re-dequantizes its weights, so split no more than needed.
+    const int64_t mr = p.ks->mr;
+    const int64_t max_token_chunks = (num_tokens + mr - 1) / mr;
+    const int64_t token_chunks =
+        std::clamp<int64_t>((2 * workers + s.row_chunks - 1) / s.row_chunks, 1, max_token_chunks);
+    s.tokens_per_task = ((num_tokens + token_chunks - 1) / token_chunks + mr - 1) / mr * mr;
+    s.num_tasks = s.row_chunks * ((num_tokens + s.tokens_per_task - 1) / s.tokens_per_task);
+  }
+  RunAll(&s, pool, parallel);
+}
+
+void MatMulReference(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens,
+                     float* y, int64_t y_stride) {
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t o = 0; o < w.rows; ++o) {
+    DequantizeRow(w.dtype, base + static_cast<size_t>(o) * w.row_bytes, row.data(), w.cols);
+    for (int64_t t = 0; t < num_tokens; ++t) {
+      const float* xt = x + t * x_stride;
+      double sum = 0.0;
+      for (int64_t i = 0; i < w.cols; ++i) sum += static_cast<double>(row[i]) * xt[i];
+      y[t * y_stride + o] = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace jisu

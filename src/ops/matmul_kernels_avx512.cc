@@ -1,0 +1,227 @@
+// AVX-512 (F/BW/VL/DQ + FMA + F16C) kernels. Every function carries the target attribute so
+// the rest of the build stays baseline x86-64; only called after GetCpuFeatures().avx512.
+// A 32-element chunk (one quant block) is two zmm registers.
+#include "ops/matmul_kernels.h"
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 intrinsic headers self-initialize "undefined" vectors, which its own
+// -Wmaybe-uninitialized then reports at every use; the warning is a header artifact.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "ops/quant.h"
+
+#define JISU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#define JISU_AVX512_INLINE JISU_AVX512 inline __attribute__((always_inline))
+
+namespace jisu::matmul_internal {
+namespace {
+
+JISU_AVX512_INLINE float LoadF16Scalar(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// Expands chunk c (elements 32c .. 32c+31) of a row into lo (first 16) and hi (last 16).
+template <WeightKind K>
+JISU_AVX512_INLINE void LoadChunk(const uint8_t* row, int64_t c, __m512& lo, __m512& hi) {
+  if constexpr (K == kWF32) {
+    const float* p = reinterpret_cast<const float*>(row) + c * 32;
+    lo = _mm512_loadu_ps(p);
+    hi = _mm512_loadu_ps(p + 16);
+  } else if constexpr (K == kWF16) {
+    const uint8_t* p = row + c * 64;
+    lo = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    hi = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)));
+  } else if constexpr (K == kWBF16) {
+    const uint8_t* p = row + c * 64;
+    const __m512i a =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    const __m512i b =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)));
+    lo = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16));
+    hi = _mm512_castsi512_ps(_mm512_slli_epi32(b, 16));
+  } else if constexpr (K == kWQ8_0) {
+    const uint8_t* blk = row + c * sizeof(BlockQ8_0);
+    const __m512 d = _mm512_set1_ps(LoadF16Scalar(blk));
+    const __m128i* q = reinterpret_cast<const __m128i*>(blk + 2);
+    lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q))), d);
+    hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q + 1))), d);
+  } else {
+    constexpr bool kQ41 = K == kWQ4_1;
+    const uint8_t* blk = row + c * (kQ41 ? sizeof(BlockQ4_1) : sizeof(BlockQ4_0));
+    const float df = LoadF16Scalar(blk);
+    const __m512 d = _mm512_set1_ps(df);
+    // Q4_0: d*q - 8d (= d*(q-8) exactly); Q4_1: d*q + m, rounded once as the reference.
+    const __m512 off = _mm512_set1_ps(kQ41 ? LoadF16Scalar(blk + 2) : -8.0f * df);
+    const __m512i v = _mm512_cvtepu8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (kQ41 ? 4 : 2))));
+    const __m512i ql = _mm512_and_si512(v, _mm512_set1_epi32(0x0f));
+    const __m512i qh = _mm512_srli_epi32(v, 4);
+    lo = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ql), d, off);
+    hi = _mm512_fmadd_ps(_mm512_cvtepi32_ps(qh), d, off);
+  }
+}
+
+// Elements [start, start + n) of a float-type row, n < 32, zero beyond n.
+template <WeightKind K>
+JISU_AVX512_INLINE void LoadTail(const uint8_t* row, int64_t start, int n, __m512& lo, __m512& hi) {
+  const __mmask16 mlo = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
+  const __mmask16 mhi = static_cast<__mmask16>(n <= 16 ? 0 : (1u << (n - 16)) - 1);
+  if constexpr (K == kWF32) {
+    const float* p = reinterpret_cast<const float*>(row) + start;
+    lo = _mm512_maskz_loadu_ps(mlo, p);
+    hi = _mm512_maskz_loadu_ps(mhi, p + 16);
+  } else {
+    const uint16_t* p = reinterpret_cast<const uint16_t*>(row) + start;
+    const __m256i a = _mm256_maskz_loadu_epi16(mlo, p);
+    const __m256i b = _mm256_maskz_loadu_epi16(mhi, p + 16);
+    if constexpr (K == kWF16) {
+      lo = _mm512_cvtph_ps(a);
+      hi = _mm512_cvtph_ps(b);
+    } else {
+      lo = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(a), 16));
+      hi = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
+    }
+  }
+}
+
+template <WeightKind K>
+constexpr bool kIsFloatKind = K == kWF32 || K == kWF16 || K == kWBF16;
+
+template <WeightKind K, int NT>
+JISU_AVX512 void DotRowsT(const uint8_t* w, size_t row_bytes, int64_t cols, int64_t num_rows,
+                          const float* x, int64_t x_stride, float* y, int64_t y_stride) {
+  const int64_t chunks = cols / 32;
+  const int tail = static_cast<int>(cols - chunks * 32);
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const uint8_t* row = w + static_cast<size_t>(r) * row_bytes;
+    __m512 acc0[NT], acc1[NT];
+    for (int t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < chunks; ++c) {
+      __m512 lo, hi;
+      LoadChunk<K>(row, c, lo, hi);
+      for (int t = 0; t < NT; ++t) {
+        const float* xt = x + t * x_stride + c * 32;
+        acc0[t] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(xt), acc0[t]);
+        acc1[t] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xt + 16), acc1[t]);
+      }
+    }
+    if constexpr (kIsFloatKind<K>) {
+      if (tail > 0) {
+        __m512 lo, hi;
+        LoadTail<K>(row, chunks * 32, tail, lo, hi);
+        const __mmask16 mlo = static_cast<__mmask16>(tail >= 16 ? 0xffff : (1u << tail) - 1);
+        const __mmask16 mhi = static_cast<__mmask16>(tail <= 16 ? 0 : (1u << (tail - 16)) - 1);
+        for (int t = 0; t < NT; ++t) {
+          const float* xt = x + t * x_stride + chunks * 32;
+          acc0[t] = _mm512_fmadd_ps(lo, _mm512_maskz_loadu_ps(mlo, xt), acc0[t]);
+          acc1[t] = _mm512_fmadd_ps(hi, _mm512_maskz_loadu_ps(mhi, xt + 16), acc1[t]);
+        }
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      y[t * y_stride + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[t], acc1[t]));
+    }
+  }
+}
+
+template <WeightKind K>
+JISU_AVX512 void DotRows(const uint8_t* w, size_t row_bytes, int64_t cols, int64_t num_rows,
+                         const float* x, int64_t x_stride, int num_tokens, float* y,
+                         int64_t y_stride) {
+  switch (num_tokens) {
+    case 1:
+      return DotRowsT<K, 1>(w, row_bytes, cols, num_rows, x, x_stride, y, y_stride);
+    case 2:
+      return DotRowsT<K, 2>(w, row_bytes, cols, num_rows, x, x_stride, y, y_stride);
+    case 3:
+      return DotRowsT<K, 3>(w, row_bytes, cols, num_rows, x, x_stride, y, y_stride);
+    default:
+      return DotRowsT<K, 4>(w, row_bytes, cols, num_rows, x, x_stride, y, y_stride);
+  }
+}
+
+template <WeightKind K>
+JISU_AVX512 void Dequant(const uint8_t* src, float* dst, int64_t n) {
+  const int64_t chunks = n / 32;
+  for (int64_t c = 0; c < chunks; ++c) {
+    __m512 lo, hi;
+    LoadChunk<K>(src, c, lo, hi);
+    _mm512_storeu_ps(dst + c * 32, lo);
+    _mm512_storeu_ps(dst + c * 32 + 16, hi);
+  }
+  if constexpr (kIsFloatKind<K>) {
+    const int tail = static_cast<int>(n - chunks * 32);
+    if (tail > 0) {
+      __m512 lo, hi;
+      LoadTail<K>(src, chunks * 32, tail, lo, hi);
+      const __mmask16 mlo = static_cast<__mmask16>(tail >= 16 ? 0xffff : (1u << tail) - 1);
+      const __mmask16 mhi = static_cast<__mmask16>(tail <= 16 ? 0 : (1u << (tail - 16)) - 1);
+      _mm512_mask_storeu_ps(dst + chunks * 32, mlo, lo);
+      _mm512_mask_storeu_ps(dst + chunks * 32 + 16, mhi, hi);
+    }
+  }
+}
+
+// 12 tokens x 32 output rows: 24 accumulators + 2 weight vectors, activations broadcast from
+// memory.
+constexpr int kMr = 12;
+constexpr int kNr = 32;
+
+JISU_AVX512 void Gemm(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                      bool accumulate) {
+  __m512 acc0[kMr], acc1[kMr];
+#pragma GCC unroll 12
+  for (int i = 0; i < kMr; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k, a += kMr, b += kNr) {
+    const __m512 b0 = _mm512_load_ps(b);
+    const __m512 b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < kMr; ++i) {
+    float* ci = c + i * ldc;
+    if (accumulate) {
+      acc0[i] = _mm512_add_ps(acc0[i], _mm512_loadu_ps(ci));
+      acc1[i] = _mm512_add_ps(acc1[i], _mm512_loadu_ps(ci + 16));
+    }
+    _mm512_storeu_ps(ci, acc0[i]);
+    _mm512_storeu_ps(ci + 16, acc1[i]);
+  }
+}
+
+constexpr KernelSet kAvx512 = {
+    Isa::kAvx512,
+    {DotRows<kWF32>, DotRows<kWF16>, DotRows<kWBF16>, DotRows<kWQ8_0>, DotRows<kWQ4_0>,
+     DotRows<kWQ4_1>},
+    {Dequant<kWF32>, Dequant<kWF16>, Dequant<kWBF16>, Dequant<kWQ8_0>, Dequant<kWQ4_0>,
+     Dequant<kWQ4_1>},
+    kMr,
+    kNr,
+    Gemm,
+};
+
+}  // namespace
+
+const KernelSet* Avx512KernelSet() { return &kAvx512; }
+
+}  // namespace jisu::matmul_internal
+
+#else  // not x86-64
+
+namespace jisu::matmul_internal {
+const KernelSet* Avx512KernelSet() { return nullptr; }
+}  // namespace jisu::matmul_internal
+
+#endif
