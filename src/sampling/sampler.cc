@@ -1,9 +1,11 @@
 // Sampler: penalties, temperature, top-k / top-p / min-p filtering and the draw.
-// All scratch (candidates_, counts_scratch_, dist_) is sized once for the vocabulary and reused,
-// so steady-state calls do not allocate. Filtering avoids a full sort of the vocabulary: top-k
-// uses nth_element, min-p is a single threshold pass (its cut is relative to the max, which no
-// other filter removes, so it can be applied first), and top-p sorts only as many of the best
-// candidates as it needs, growing the sorted prefix geometrically.
+// All scratch (candidates_, counts_scratch_, dist_, bucket_mass_) is sized once for the
+// vocabulary and reused, so steady-state calls do not allocate. Filtering never sorts the whole
+// vocabulary: top-k is a bounded heap (k <= 256) or nth_element; min-p is a threshold pass (its
+// cut is relative to the max, which no other filter removes, so applying it before top-p gives
+// the same set); top-p histograms the mass over logit buckets and sorts only the bucket where
+// the cumulative mass crosses top_p (small sets are simply sorted). exp() is evaluated once per
+// surviving candidate.
 #include "sampling/sampler.h"
 
 #include <algorithm>

@@ -271,6 +271,28 @@ TEST(SamplerTest, FiltersMatchNaiveFullSortUpTo256kVocab) {
   EXPECT_EQ(checked, 5 * 12 + 2 * 3);
 }
 
+TEST(SamplerTest, TopKKeepsTiesOnHeapAndSelectPaths) {
+  // Few distinct values: the k-th value is shared by many tokens. k <= 256 uses the heap,
+  // larger k nth_element; both must keep every token equal to the k-th value.
+  std::mt19937 rng(8);
+  for (int32_t k : {1, 7, 100, 256, 257, 300, 1500}) {
+    std::vector<float> logits(2000);
+    for (float& v : logits) v = static_cast<float>(rng() % 50) * 0.25f;
+    SamplingParams p = Seeded();
+    p.top_k = k;
+    const NaiveResult want = NaiveFilter(logits, p);
+    ASSERT_GT(want.kept, static_cast<size_t>(k)) << "no tie at the boundary for k=" << k;
+    Sampler s(p);
+    const auto dist = s.Distribution(logits.data(), 2000, {}, {});
+    std::vector<int32_t> got;
+    for (const TokenProb& t : dist) got.push_back(t.id);
+    std::sort(got.begin(), got.end());
+    std::vector<int32_t> expect(want.order.begin(), want.order.begin() + want.kept);
+    std::sort(expect.begin(), expect.end());
+    EXPECT_EQ(got, expect) << "k=" << k;
+  }
+}
+
 TEST(SamplerTest, MaskedAndNanLogitsAreNeverSampled) {
   SamplingParams p = Seeded(5);
   Sampler s(p);
