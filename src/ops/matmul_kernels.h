@@ -44,6 +44,10 @@ using DequantFn = void (*)(const uint8_t* src, float* dst, int64_t n);
 using GemmMicroFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                              bool accumulate);
 
+// Transposes nr dequantized weight rows (row r at rows[r * kc], all nr rows present; the
+// caller zero-fills missing ones) into a GEMM panel: panel[k * nr + r] = rows[r * kc + k].
+using TransposePanelFn = void (*)(const float* rows, int64_t kc, float* panel);
+
 enum class Isa { kScalar, kAvx2, kAvx512 };
 const char* IsaName(Isa isa);
 
@@ -54,6 +58,7 @@ struct KernelSet {
   int mr;  // GEMM tile: tokens
   int nr;  // GEMM tile: output rows (a multiple of the vector width)
   GemmMicroFn gemm;
+  TransposePanelFn transpose;  // nullptr: the driver's portable loop
 };
 
 // Each returns nullptr where the ISA is not compiled in (non-x86 builds); the caller checks

@@ -185,6 +185,7 @@ constexpr KernelSet kAvx2 = {
     kMr,
     kNr,
     Gemm,
+    nullptr,
 };
 
 }  // namespace

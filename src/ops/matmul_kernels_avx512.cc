@@ -21,10 +21,11 @@
 namespace jisu::matmul_internal {
 namespace {
 
-JISU_AVX512_INLINE float LoadF16Scalar(const uint8_t* p) {
-  uint16_t h;
+// The f16 at p converted and broadcast to all lanes, without a scalar round trip.
+JISU_AVX512_INLINE __m512 BroadcastF16(const uint8_t* p) {
+  int16_t h;
   std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
+  return _mm512_cvtph_ps(_mm256_set1_epi16(h));
 }
 
 // Expands chunk c (elements 32c .. 32c+31) of a row into lo (first 16) and hi (last 16).
@@ -48,23 +49,32 @@ JISU_AVX512_INLINE void LoadChunk(const uint8_t* row, int64_t c, __m512& lo, __m
     hi = _mm512_castsi512_ps(_mm512_slli_epi32(b, 16));
   } else if constexpr (K == kWQ8_0) {
     const uint8_t* blk = row + c * sizeof(BlockQ8_0);
-    const __m512 d = _mm512_set1_ps(LoadF16Scalar(blk));
+    const __m512 d = BroadcastF16(blk);
     const __m128i* q = reinterpret_cast<const __m128i*>(blk + 2);
     lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q))), d);
     hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q + 1))), d);
   } else {
     constexpr bool kQ41 = K == kWQ4_1;
     const uint8_t* blk = row + c * (kQ41 ? sizeof(BlockQ4_1) : sizeof(BlockQ4_0));
-    const float df = LoadF16Scalar(blk);
-    const __m512 d = _mm512_set1_ps(df);
-    // Q4_0: d*q - 8d (= d*(q-8) exactly); Q4_1: d*q + m, rounded once as the reference.
-    const __m512 off = _mm512_set1_ps(kQ41 ? LoadF16Scalar(blk + 2) : -8.0f * df);
+    // The 16 possible weights of this block, then a lane permute per half: vpermps reads only
+    // the low 4 bits of each index, so the low nibbles need no masking. Table entries are the
+    // reference values: Q4_0 d * (q - 8) (exact), Q4_1 d * q + m (exact product, one rounding).
+    __m512 table;
+    if constexpr (kQ41) {
+      const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+      // d and m are adjacent f16s: broadcast the pair, convert once, split even/odd lanes.
+      int32_t dm;
+      std::memcpy(&dm, blk, 4);
+      const __m512 pairs = _mm512_cvtph_ps(_mm256_set1_epi32(dm));
+      table = _mm512_fmadd_ps(iota, _mm512_moveldup_ps(pairs), _mm512_movehdup_ps(pairs));
+    } else {
+      const __m512 iota = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+      table = _mm512_mul_ps(iota, BroadcastF16(blk));
+    }
     const __m512i v = _mm512_cvtepu8_epi32(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (kQ41 ? 4 : 2))));
-    const __m512i ql = _mm512_and_si512(v, _mm512_set1_epi32(0x0f));
-    const __m512i qh = _mm512_srli_epi32(v, 4);
-    lo = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ql), d, off);
-    hi = _mm512_fmadd_ps(_mm512_cvtepi32_ps(qh), d, off);
+    lo = _mm512_permutexvar_ps(v, table);
+    hi = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), table);
   }
 }
 
@@ -94,40 +104,62 @@ JISU_AVX512_INLINE void LoadTail(const uint8_t* row, int64_t start, int n, __m51
 template <WeightKind K>
 constexpr bool kIsFloatKind = K == kWF32 || K == kWF16 || K == kWBF16;
 
+// R rows (sharing each activation load) x NT tokens.
+template <WeightKind K, int NT, int R>
+JISU_AVX512_INLINE void DotRowGroup(const uint8_t* row0, size_t row_bytes, int64_t chunks, int tail,
+                                    const float* x, int64_t x_stride, float* y, int64_t y_stride) {
+  __m512 acc0[R][NT], acc1[R][NT];
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < NT; ++t) acc0[r][t] = acc1[r][t] = _mm512_setzero_ps();
+  }
+  for (int64_t c = 0; c < chunks; ++c) {
+    __m512 lo[R], hi[R];
+    for (int r = 0; r < R; ++r) LoadChunk<K>(row0 + r * row_bytes, c, lo[r], hi[r]);
+    for (int t = 0; t < NT; ++t) {
+      const float* xt = x + t * x_stride + c * 32;
+      const __m512 x0 = _mm512_loadu_ps(xt);
+      const __m512 x1 = _mm512_loadu_ps(xt + 16);
+      for (int r = 0; r < R; ++r) {
+        acc0[r][t] = _mm512_fmadd_ps(lo[r], x0, acc0[r][t]);
+        acc1[r][t] = _mm512_fmadd_ps(hi[r], x1, acc1[r][t]);
+      }
+    }
+  }
+  if constexpr (kIsFloatKind<K>) {
+    if (tail > 0) {
+      const __mmask16 mlo = static_cast<__mmask16>(tail >= 16 ? 0xffff : (1u << tail) - 1);
+      const __mmask16 mhi = static_cast<__mmask16>(tail <= 16 ? 0 : (1u << (tail - 16)) - 1);
+      for (int r = 0; r < R; ++r) {
+        __m512 lo, hi;
+        LoadTail<K>(row0 + r * row_bytes, chunks * 32, tail, lo, hi);
+        for (int t = 0; t < NT; ++t) {
+          const float* xt = x + t * x_stride + chunks * 32;
+          acc0[r][t] = _mm512_fmadd_ps(lo, _mm512_maskz_loadu_ps(mlo, xt), acc0[r][t]);
+          acc1[r][t] = _mm512_fmadd_ps(hi, _mm512_maskz_loadu_ps(mhi, xt + 16), acc1[r][t]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < NT; ++t) {
+      y[t * y_stride + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r][t], acc1[r][t]));
+    }
+  }
+}
+
 template <WeightKind K, int NT>
 JISU_AVX512 void DotRowsT(const uint8_t* w, size_t row_bytes, int64_t cols, int64_t num_rows,
                           const float* x, int64_t x_stride, float* y, int64_t y_stride) {
   const int64_t chunks = cols / 32;
   const int tail = static_cast<int>(cols - chunks * 32);
-  for (int64_t r = 0; r < num_rows; ++r) {
-    const uint8_t* row = w + static_cast<size_t>(r) * row_bytes;
-    __m512 acc0[NT], acc1[NT];
-    for (int t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < chunks; ++c) {
-      __m512 lo, hi;
-      LoadChunk<K>(row, c, lo, hi);
-      for (int t = 0; t < NT; ++t) {
-        const float* xt = x + t * x_stride + c * 32;
-        acc0[t] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(xt), acc0[t]);
-        acc1[t] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xt + 16), acc1[t]);
-      }
-    }
-    if constexpr (kIsFloatKind<K>) {
-      if (tail > 0) {
-        __m512 lo, hi;
-        LoadTail<K>(row, chunks * 32, tail, lo, hi);
-        const __mmask16 mlo = static_cast<__mmask16>(tail >= 16 ? 0xffff : (1u << tail) - 1);
-        const __mmask16 mhi = static_cast<__mmask16>(tail <= 16 ? 0 : (1u << (tail - 16)) - 1);
-        for (int t = 0; t < NT; ++t) {
-          const float* xt = x + t * x_stride + chunks * 32;
-          acc0[t] = _mm512_fmadd_ps(lo, _mm512_maskz_loadu_ps(mlo, xt), acc0[t]);
-          acc1[t] = _mm512_fmadd_ps(hi, _mm512_maskz_loadu_ps(mhi, xt + 16), acc1[t]);
-        }
-      }
-    }
-    for (int t = 0; t < NT; ++t) {
-      y[t * y_stride + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[t], acc1[t]));
-    }
+  int64_t r = 0;
+  for (; r + 2 <= num_rows; r += 2) {
+    DotRowGroup<K, NT, 2>(w + static_cast<size_t>(r) * row_bytes, row_bytes, chunks, tail, x,
+                          x_stride, y + r, y_stride);
+  }
+  if (r < num_rows) {
+    DotRowGroup<K, NT, 1>(w + static_cast<size_t>(r) * row_bytes, row_bytes, chunks, tail, x,
+                          x_stride, y + r, y_stride);
   }
 }
 
@@ -201,6 +233,48 @@ JISU_AVX512 void Gemm(int64_t kc, const float* a, const float* b, float* c, int6
   }
 }
 
+// In-register 16 x 16 transpose: r[i] holds row i; afterwards r[j] holds column j.
+JISU_AVX512_INLINE void Transpose16x16(__m512 r[16]) {
+  __m512 a[16], b[16];
+  for (int i = 0; i < 8; ++i) {  // 32-bit interleave of row pairs
+    a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {  // 64-bit interleave: b[4i + e] = element e of rows 4i..4i+3
+    const __m512d a0 = _mm512_castps_pd(a[4 * i]), a1 = _mm512_castps_pd(a[4 * i + 1]);
+    const __m512d a2 = _mm512_castps_pd(a[4 * i + 2]), a3 = _mm512_castps_pd(a[4 * i + 3]);
+    b[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+    b[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+    b[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+    b[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+  }
+  for (int e = 0; e < 4; ++e) {  // gather 128-bit chunk c of the four row groups: column 4c+e
+    const __m512 p0 = _mm512_shuffle_f32x4(b[e], b[4 + e], 0x88);
+    const __m512 p1 = _mm512_shuffle_f32x4(b[e], b[4 + e], 0xdd);
+    const __m512 q0 = _mm512_shuffle_f32x4(b[8 + e], b[12 + e], 0x88);
+    const __m512 q1 = _mm512_shuffle_f32x4(b[8 + e], b[12 + e], 0xdd);
+    r[e] = _mm512_shuffle_f32x4(p0, q0, 0x88);
+    r[8 + e] = _mm512_shuffle_f32x4(p0, q0, 0xdd);
+    r[4 + e] = _mm512_shuffle_f32x4(p1, q1, 0x88);
+    r[12 + e] = _mm512_shuffle_f32x4(p1, q1, 0xdd);
+  }
+}
+
+JISU_AVX512 void TransposePanel(const float* rows, int64_t kc, float* panel) {
+  int64_t k0 = 0;
+  for (; k0 + 16 <= kc; k0 += 16) {
+    for (int r0 = 0; r0 < kNr; r0 += 16) {
+      __m512 v[16];
+      for (int i = 0; i < 16; ++i) v[i] = _mm512_loadu_ps(rows + (r0 + i) * kc + k0);
+      Transpose16x16(v);
+      for (int j = 0; j < 16; ++j) _mm512_store_ps(panel + (k0 + j) * kNr + r0, v[j]);
+    }
+  }
+  for (; k0 < kc; ++k0) {
+    for (int r = 0; r < kNr; ++r) panel[k0 * kNr + r] = rows[r * kc + k0];
+  }
+}
+
 constexpr KernelSet kAvx512 = {
     Isa::kAvx512,
     {DotRows<kWF32>, DotRows<kWF16>, DotRows<kWBF16>, DotRows<kWQ8_0>, DotRows<kWQ4_0>,
@@ -210,6 +284,7 @@ constexpr KernelSet kAvx512 = {
     kMr,
     kNr,
     Gemm,
+    TransposePanel,
 };
 
 }  // namespace

@@ -107,6 +107,7 @@ constexpr KernelSet kScalar = {
     kMr,
     kNr,
     Gemm,
+    nullptr,
 };
 
 }  // namespace

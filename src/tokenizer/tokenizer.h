@@ -21,11 +21,13 @@ namespace jisu {
 // The tokenizer part of a GGUF file's metadata (tokenizer.ggml.*), extracted by the caller.
 struct GgufTokenizerData {
   std::string model;  // tokenizer.ggml.model: "gpt2" (byte-level BPE) or "llama" (SentencePiece)
-  std::string pre;    // tokenizer.ggml.pre: "llama-bpe", "qwen2", "smollm", "gpt-2", ... (may be empty)
+  std::string
+      pre;  // tokenizer.ggml.pre: "llama-bpe", "qwen2", "smollm", "gpt-2", ... (may be empty)
   std::vector<std::string> tokens;
-  std::vector<float> scores;         // may be empty
-  std::vector<int32_t> token_types;  // 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
-  std::vector<std::string> merges;   // "a b" pairs, BPE models
+  std::vector<float> scores;  // may be empty
+  std::vector<int32_t>
+      token_types;  // 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
+  std::vector<std::string> merges;  // "a b" pairs, BPE models
   std::optional<int32_t> bos_id, eos_id, unk_id, pad_id, eot_id;
   std::optional<bool> add_bos, add_eos, add_space_prefix;
 };
@@ -49,15 +51,24 @@ class Tokenizer {
   // partial UTF-8 sequence. For a special token, its text.
   virtual std::string TokenBytes(int32_t id) const = 0;
 
+  // The bytes `id` adds to Decode's output when it is the first decoded token (first == true)
+  // or a later one: TokenBytes plus the decoder's first-token rules (SentencePiece drops the
+  // leading space of the first piece). StreamDecoder is built on it.
+  virtual std::string DecodePiece(int32_t id, bool first) const { return TokenBytes(id); }
+
   virtual int32_t vocab_size() const = 0;
   virtual std::optional<int32_t> TokenToId(std::string_view token) const = 0;  // exact vocab entry
   virtual std::string IdToToken(int32_t id) const = 0;  // vocab entry as stored
-  virtual bool IsSpecial(int32_t id) const = 0;          // control / added special token
+  virtual bool IsSpecial(int32_t id) const = 0;         // control / added special token
 
   virtual std::optional<int32_t> bos_id() const = 0;
   virtual std::optional<int32_t> eos_id() const = 0;
-  // Ids that end generation: eos plus e.g. <|eot_id|>, <|im_end|> when the config lists them.
+  // Ids that end generation. Rule: eos_id(), plus every special (control) token whose text is
+  // one of the common end-of-turn markers (<|eot_id|>, <|eom_id|>, <|end_of_text|>,
+  // <|im_end|>, <|endoftext|>, <|end|>, <end_of_turn>, </s>), plus GGUF's eot_token_id.
+  // generation_config.json's eos list, if the caller has it, can be passed to AddStopIds.
   virtual std::vector<int32_t> stop_ids() const = 0;
+  virtual void AddStopIds(std::span<const int32_t> ids) {}
 };
 
 // Turns a stream of token ids into text deltas that never split a UTF-8 character: bytes of
