@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Run {
+struct Outcome {
   int exit_code = -1;
   bool signaled = false;
   std::string out, err;
@@ -45,13 +45,13 @@ class CliTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Run Jisu(const std::vector<std::string>& args) {
+  Outcome Jisu(const std::vector<std::string>& args) {
     std::string cmd = std::string("timeout 300 ") + JISU_BINARY;
     for (const auto& a : args) cmd += " " + Quote(a);
     cmd += " >" + Quote((dir_ / "out").string()) + " 2>" + Quote((dir_ / "err").string()) +
            " </dev/null";
     const int status = std::system(cmd.c_str());
-    Run r;
+    Outcome r;
     r.out = Slurp(dir_ / "out");
     r.err = Slurp(dir_ / "err");
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
@@ -74,7 +74,7 @@ class CliTest : public ::testing::Test {
     return dst;
   }
 
-  void ExpectCleanError(const Run& r, const std::string& needle) {
+  void ExpectCleanError(const Outcome& r, const std::string& needle) {
     EXPECT_FALSE(r.signaled) << r.err;
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_EQ(r.err.rfind("jisu: error: ", 0), 0u) << r.err;
@@ -93,7 +93,7 @@ TEST_F(CliTest, TokenizeJsonMatchesGoldenIds) {
   for (const json& c : fixture["tokenizer"]) {
     const std::string text = c["text"];
     if (text.empty()) continue;
-    Run r = Jisu({"tokenize", "-m", kTiny, "-p", text, "--json"});
+    Outcome r = Jisu({"tokenize", "-m", kTiny, "-p", text, "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(json::parse(r.out), c["ids"]) << text;
     r = Jisu({"tokenize", "-m", kTiny, "-p", text, "--json", "--no-bos"});
@@ -104,8 +104,8 @@ TEST_F(CliTest, TokenizeJsonMatchesGoldenIds) {
 TEST_F(CliTest, GenerateJsonHasIdsTextAndTimings) {
   const json fixture = testing::ReadJson(testing::TestDataDir() / "golden" / "tiny-llama.json");
   const json& t = fixture["tokenizer"][0];
-  Run r = Jisu({"generate", "-m", kTiny, "-p", t["text"], "--temperature", "0", "-n", "8",
-                "--ignore-eos", "--json", "-t", "2"});
+  Outcome r = Jisu({"generate", "-m", kTiny, "-p", t["text"], "--temperature", "0", "-n", "8",
+                    "--ignore-eos", "--json", "-t", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
   EXPECT_EQ(out["prompt_ids"], t["ids"]);
@@ -114,16 +114,16 @@ TEST_F(CliTest, GenerateJsonHasIdsTextAndTimings) {
   EXPECT_GT(out["timings"]["prompt_tokens_per_s"].get<double>(), 0);
   EXPECT_GT(out["timings"]["peak_rss_bytes"].get<double>(), 0);
   // Greedy is deterministic: the same command gives the same tokens.
-  Run again = Jisu({"generate", "-m", kTiny, "-p", t["text"], "--temperature", "0", "-n", "8",
-                    "--ignore-eos", "--json", "-t", "1"});
+  Outcome again = Jisu({"generate", "-m", kTiny, "-p", t["text"], "--temperature", "0", "-n", "8",
+                        "--ignore-eos", "--json", "-t", "1"});
   EXPECT_EQ(json::parse(again.out)["output_ids"], out["output_ids"]);
 }
 
 TEST_F(CliTest, SameSeedSameOutputDifferentSeedDifferent) {
   auto gen = [&](const char* seed) {
-    Run r = Jisu({"generate", "-m", kTiny, "-p", "def main():", "-n", "24", "--seed", seed,
-                  "--temperature", "1.0", "--top-k", "0", "--top-p", "1", "--min-p", "0",
-                  "--ignore-eos", "--json"});
+    Outcome r = Jisu({"generate", "-m", kTiny, "-p", "def main():", "-n", "24", "--seed", seed,
+                      "--temperature", "1.0", "--top-k", "0", "--top-p", "1", "--min-p", "0",
+                      "--ignore-eos", "--json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out)["output_ids"];
   };
@@ -138,8 +138,8 @@ TEST_F(CliTest, ChatTemplateWithTemplateFile) {
             "{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}");
   const fs::path msgs = Write(
       "m.json", R"([{"role":"user","content":"  hi  "},{"role":"assistant","content":"yo"}])");
-  Run r = Jisu({"chat-template", "--template", tmpl.string(), "--messages", msgs.string(),
-                "--add-generation-prompt", "--bos-token", "<s>"});
+  Outcome r = Jisu({"chat-template", "--template", tmpl.string(), "--messages", msgs.string(),
+                    "--add-generation-prompt", "--bos-token", "<s>"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "<s><user>hi\n<assistant>yo\n<assistant>");
   r = Jisu({"chat-template", "--template", tmpl.string(), "--messages", msgs.string()});
@@ -204,7 +204,7 @@ TEST_F(CliTest, PromptLongerThanContextFailsCleanly) {
 }
 
 TEST_F(CliTest, BadFlagsFailCleanly) {
-  Run r = Jisu({"generate", "-m", kTiny, "-p", "x", "--temperature", "-1"});
+  Outcome r = Jisu({"generate", "-m", kTiny, "-p", "x", "--temperature", "-1"});
   ExpectCleanError(r, "temperature");
   r = Jisu({"generate", "-m", kTiny, "-p", "x", "-f", "also-a-file"});
   ExpectCleanError(r, "not both");
@@ -216,9 +216,9 @@ TEST_F(CliTest, BadFlagsFailCleanly) {
 }
 
 TEST_F(CliTest, PerplexityRuns) {
-  Run r = Jisu({"perplexity", "-m", kTiny, "-f",
-                (testing::TestDataDir() / "golden" / "heldout.txt").string(), "--ctx", "64",
-                "--chunks", "2", "--json"});
+  Outcome r = Jisu({"perplexity", "-m", kTiny, "-f",
+                    (testing::TestDataDir() / "golden" / "heldout.txt").string(), "--ctx", "64",
+                    "--chunks", "2", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
   EXPECT_EQ(out["num_scored"], 126);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -65,7 +66,12 @@ Status RunGenerate(const GenerateFlags& f) {
 
   ThreadPool pool(threads);
   GeneratorOptions options;
-  options.max_context = f.ctx;
+  // Without --ctx, reserve KV for exactly this request (the whole context would cost e.g.
+  // 377 MiB of float32 KV for SmolLM2's 8192 positions).
+  options.max_context =
+      f.ctx > 0 ? f.ctx
+                : std::min<int64_t>(model->config().max_position,
+                                    static_cast<int64_t>(prompt_ids.size()) + f.max_tokens + 1);
   JISU_ASSIGN_OR_RETURN(auto generator, Generator::Create(*model, pool, options));
   auto on_text = [&](std::string_view delta) {
     if (!f.json) {
@@ -127,7 +133,7 @@ void RegisterGenerate(CLI::App& app) {
   cmd->add_option("--stop", flags->stop, "stop string (repeatable)");
   cmd->add_option("--seed", flags->seed, "random seed (-1 = random)");
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
-  cmd->add_option("-c,--ctx", flags->ctx, "context length (0 = model's, at most 8192)");
+  cmd->add_option("-c,--ctx", flags->ctx, "context length (0 = prompt + max tokens)");
   cmd->add_flag("--ignore-eos", flags->ignore_eos, "do not stop at end-of-sequence tokens");
   cmd->add_flag("--json", flags->json, "print one JSON object with ids, text and timings");
   cmd->callback([flags] { ReportStatus(RunGenerate(*flags)); });

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "ops/cpu_features.h"
 
 namespace jisu::cli {
 namespace {
@@ -15,10 +16,10 @@ struct InfoFlags {
 Status RunInfo(const InfoFlags& f) {
   std::printf("jisu 0.1.0\n");
   std::printf("hardware threads: %u\n", std::thread::hardware_concurrency());
-  std::printf("cpu: avx2=%d fma=%d avx512f=%d avx512bw=%d avx512vnni=%d\n",
-              __builtin_cpu_supports("avx2"), __builtin_cpu_supports("fma"),
-              __builtin_cpu_supports("avx512f"), __builtin_cpu_supports("avx512bw"),
-              __builtin_cpu_supports("avx512vnni"));
+  const CpuFeatures& cpu = GetCpuFeatures();
+  std::printf("cpu features: avx2+fma+f16c %s, avx512 %s, avx512-vnni %s, avx512-bf16 %s\n",
+              cpu.avx2 ? "yes" : "no", cpu.avx512 ? "yes" : "no", cpu.avx512_vnni ? "yes" : "no",
+              cpu.avx512_bf16 ? "yes" : "no");
   if (f.model.empty()) return Status::Ok();
   LoadOptions options;
   JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model, options));
