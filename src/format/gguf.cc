@@ -345,6 +345,9 @@ Result<std::unique_ptr<GgufFile>> GgufFile::Parse(const uint8_t* data, size_t si
     return fail(
         Status::Unsupported("GGUF version 1 is not supported (re-convert the model to GGUF v3)"));
   }
+  if (file->version_ == 0x02000000 || file->version_ == 0x03000000) {
+    return fail(Status::Unsupported("big-endian GGUF files are not supported"));
+  }
   if (file->version_ != 2 && file->version_ != 3) {
     return fail(Status::Unsupported("unsupported GGUF version " + std::to_string(file->version_) +
                                     " (expected 2 or 3)"));

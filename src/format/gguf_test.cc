@@ -287,6 +287,7 @@ TEST(GgufCorruptTest, BadMagicAndVersions) {
   ExpectError(bytes, "bad magic");
   ExpectError(MakeGguf(0, {}, 0, {}, 0, 1), "version 1", Status::Code::kUnsupported);
   ExpectError(MakeGguf(0, {}, 0, {}, 0, 4), "version 4", Status::Code::kUnsupported);
+  ExpectError(MakeGguf(0, {}, 0, {}, 0, 0x03000000), "big-endian", Status::Code::kUnsupported);
   ExpectError({}, "truncated");
 }
 
