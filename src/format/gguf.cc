@@ -21,6 +21,8 @@ class Cursor {
   Cursor(const uint8_t* data, size_t size) : data_(data), size_(size) {}
 
   size_t pos() const { return pos_; }
+  // Metadata array elements that may still be allocated (see kMaxMetadataElements).
+  uint64_t& element_budget() { return element_budget_; }
   size_t remaining() const { return size_ - pos_; }
 
   template <typename T>
@@ -54,6 +56,7 @@ class Cursor {
   const uint8_t* data_;
   size_t size_;
   size_t pos_ = 0;
+  uint64_t element_budget_ = 0;
 };
 
 // Smallest encoded size of one value of `type`; used to bound array counts before reserving.
@@ -83,6 +86,10 @@ uint64_t MinEncodedSize(GgufType type) {
 
 // Nested arrays are legal, but each level recurses; real files use at most one level.
 constexpr int kMaxArrayDepth = 8;
+// A GgufValue is ~88 bytes, so a 1-byte array element costs ~88x its file size in memory.
+// Capping the total number of array elements bounds that (~740 MB worst case); the largest
+// real vocabularies (tokens + scores + types + merges) hold ~1M.
+constexpr uint64_t kMaxMetadataElements = uint64_t{1} << 23;
 
 Status ReadValue(Cursor& in, GgufType type, int depth, GgufValue* out);
 
@@ -104,6 +111,11 @@ Status ReadArray(Cursor& in, int depth, GgufValue* out) {
                            std::string(GgufTypeName(elem)) + " elements does not fit in the " +
                            std::to_string(in.remaining()) + " bytes left in the file");
   }
+  if (count > in.element_budget()) {
+    return Status::Unsupported("metadata arrays hold more than " +
+                               std::to_string(kMaxMetadataElements) + " elements in total");
+  }
+  in.element_budget() -= count;
   out->array_type = elem;
   out->array.resize(static_cast<size_t>(count));
   for (uint64_t k = 0; k < count; ++k) {
@@ -322,6 +334,7 @@ Result<std::unique_ptr<GgufFile>> GgufFile::Parse(const uint8_t* data, size_t si
   std::unique_ptr<GgufFile> file(new GgufFile());
   file->name_ = std::move(name);
   Cursor in(data, size);
+  in.element_budget() = kMaxMetadataElements;
   const auto fail = [&](const Status& st) { return st.WithContext(file->name_); };
 
   uint32_t magic = 0;
@@ -331,6 +344,9 @@ Result<std::unique_ptr<GgufFile>> GgufFile::Parse(const uint8_t* data, size_t si
   if (file->version_ == 1) {
     return fail(
         Status::Unsupported("GGUF version 1 is not supported (re-convert the model to GGUF v3)"));
+  }
+  if (file->version_ == 0x02000000 || file->version_ == 0x03000000) {
+    return fail(Status::Unsupported("big-endian GGUF files are not supported"));
   }
   if (file->version_ != 2 && file->version_ != 3) {
     return fail(Status::Unsupported("unsupported GGUF version " + std::to_string(file->version_) +

@@ -287,6 +287,7 @@ TEST(GgufCorruptTest, BadMagicAndVersions) {
   ExpectError(bytes, "bad magic");
   ExpectError(MakeGguf(0, {}, 0, {}, 0, 1), "version 1", Status::Code::kUnsupported);
   ExpectError(MakeGguf(0, {}, 0, {}, 0, 4), "version 4", Status::Code::kUnsupported);
+  ExpectError(MakeGguf(0, {}, 0, {}, 0, 0x03000000), "big-endian", Status::Code::kUnsupported);
   ExpectError({}, "truncated");
 }
 
@@ -305,6 +306,10 @@ TEST(GgufCorruptTest, HugeCountsAreRejectedBeforeAllocating) {
   Bytes long_str_array;  // each string needs 8 bytes at least
   long_str_array.Str("k").U32(9).U32(8).U64(100).Zeros(90);
   ExpectError(MakeGguf(1, long_str_array, 0, {}, 0), "array of 100 string");
+  // Fits in the file, but more array elements than the metadata budget allows.
+  Bytes many;
+  many.Str("k").U32(9).U32(0).U64((uint64_t{1} << 23) + 1).Zeros((size_t{1} << 23) + 1);
+  ExpectError(MakeGguf(1, many, 0, {}, 0), "elements in total", Status::Code::kUnsupported);
 }
 
 TEST(GgufCorruptTest, BadMetadata) {

@@ -48,10 +48,11 @@ TEST(GgufWriterTest, RoundTripsThroughReader) {
   const GgufFile& f = **file;
   testing_util::ExpectGgufMatchesJson(f, want, f.tensors()[0].data - f.tensors()[0].offset);
   // Keep a copy for a manual check with Python when asked to:
-  //   JISU_KEEP_GGUF=/tmp/x.gguf ./jisu_tests --gtest_filter=GgufWriterTest.*
-  //   python tools/make_format_fixtures.py --check-gguf /tmp/x.gguf
-  if (const char* keep = std::getenv("JISU_KEEP_GGUF")) {
-    std::filesystem::copy_file(path, keep, std::filesystem::copy_options::overwrite_existing);
+  //   JISU_KEEP_DIR=/tmp ./jisu_tests --gtest_filter=GgufWriterTest.*
+  //   python tools/make_format_fixtures.py --check-gguf /tmp/jisu_small_roundtrip.gguf
+  if (const char* keep = std::getenv("JISU_KEEP_DIR")) {
+    std::filesystem::copy_file(path, std::string(keep) + "/jisu_small_roundtrip.gguf",
+                               std::filesystem::copy_options::overwrite_existing);
   }
 }
 
@@ -97,6 +98,9 @@ TEST(GgufWriterTest, TypedAddersAndReplacement) {
   EXPECT_EQ(g.tensors()[1].num_bytes, 36u);
   EXPECT_EQ(g.tensors()[1].data[35], 0x11);
   EXPECT_EQ(bytes->size() % 64, 0u);
+  if (const char* keep = std::getenv("JISU_KEEP_DIR")) {
+    testing_util::WriteBytes(std::string(keep) + "/jisu_typed.gguf", *bytes);
+  }
 }
 
 TEST(GgufWriterTest, VocabOnlyFile) {
