@@ -29,8 +29,9 @@ using testing::TestDataDir;
 struct Variant {
   std::string fixture;     // tests/data/golden/<fixture>.json
   std::string convert_to;  // "" = original files; else GGUF type from `jisu convert`
-  bool exact = true;       // exact-weight path: logits/greedy/ppl must match tightly
-  double ppl_tolerance = 0.005;
+  bool exact = true;       // exact-weight path: greedy tokens must match too
+  double max_logit_diff = 1e-3;
+  double ppl_tolerance = 0.005;  // relative
 };
 
 std::string VariantName(const ::testing::TestParamInfo<Variant>& info) {
@@ -166,12 +167,15 @@ TEST_P(GoldenTest, PerplexityMatchesTransformers) {
   EXPECT_NEAR(r->ppl, want, want * GetParam().ppl_tolerance);
 }
 
+// bf16 weights are exactly representable in f16 at these magnitudes, so f16 is exact too.
+// Lossy bounds, measured 2026-11-30 on tiny-llama: q8_0 max|dlogit| 0.21 and ppl -0.03%;
+// q4_0 max|dlogit| 3.0 and ppl +4.6%.
 INSTANTIATE_TEST_SUITE_P(Models, GoldenTest,
                          ::testing::Values(Variant{"tiny-llama"}, Variant{"tiny-llama", "bf16"},
                                            Variant{"tiny-llama", "f32"},
-                                           Variant{"tiny-llama", "f16", false, 0.01},
-                                           Variant{"tiny-llama", "q8_0", false, 0.02},
-                                           Variant{"tiny-llama", "q4_0", false, 0.15},
+                                           Variant{"tiny-llama", "f16"},
+                                           Variant{"tiny-llama", "q8_0", false, 0.5, 0.01},
+                                           Variant{"tiny-llama", "q4_0", false, 5.0, 0.10},
                                            Variant{"tiny-draft"}, Variant{"tiny-draft", "bf16"},
                                            Variant{"smollm2"}),
                          VariantName);

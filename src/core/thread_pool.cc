@@ -2,7 +2,18 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define JISU_CPU_RELAX() _mm_pause()
+#else
+#define JISU_CPU_RELAX() std::this_thread::yield()
+#endif
+
 namespace jisu {
+namespace {
+// About 100-200 microseconds of polling before a worker goes to sleep.
+constexpr int kSpinIterations = 1 << 14;
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
@@ -14,51 +25,60 @@ ThreadPool::ThreadPool(int num_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
-  start_cv_.notify_all();
+  wake_cv_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
 void ThreadPool::WorkerLoop(int thread_index) {
   uint64_t seen = 0;
   for (;;) {
-    const std::function<void(int)>* task;
-    {
+    int spins = 0;
+    uint64_t generation;
+    while ((generation = generation_.load(std::memory_order_acquire)) == seen) {
+      if (stop_.load(std::memory_order_relaxed)) return;
+      if (++spins < kSpinIterations) {
+        JISU_CPU_RELAX();
+        continue;
+      }
       std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      task = task_;
+      sleeping_.fetch_add(1);
+      wake_cv_.wait(lock, [&] { return generation_.load() != seen || stop_.load(); });
+      sleeping_.fetch_sub(1);
+      spins = 0;
     }
-    (*task)(thread_index);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
-    }
+    seen = generation;
+    (*task_)(thread_index);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
-void ThreadPool::RunOnAll(const std::function<void(int)>& fn) {
+void ThreadPool::RunOnAll(FunctionRef<void(int)> fn) {
   if (num_threads_ == 1) {
     fn(0);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    task_ = &fn;
-    pending_ = num_threads_ - 1;
-    ++generation_;
+  task_ = &fn;
+  pending_.store(num_threads_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1);  // seq_cst: ordered before the sleeping_ check below
+  if (sleeping_.load() > 0) {
+    std::lock_guard<std::mutex> lock(mu_);  // a worker between its check and its wait holds mu_
+    wake_cv_.notify_all();
   }
-  start_cv_.notify_all();
   fn(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  int spins = 0;
+  while (pending_.load(std::memory_order_acquire) != 0) {
+    if (++spins < kSpinIterations) {
+      JISU_CPU_RELAX();
+    } else {
+      std::this_thread::yield();
+    }
+  }
   task_ = nullptr;
 }
 
-void ThreadPool::ParallelFor(int64_t n, int64_t grain,
-                             const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::ParallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
   const int64_t max_chunks = (n + grain - 1) / grain;

@@ -1,0 +1,34 @@
+// A non-owning reference to a callable (like C++26 std::function_ref). Passing a lambda to a
+// function taking FunctionRef never allocates, unlike std::function with large captures; the
+// callable must outlive the call, which holds for the synchronous uses here (thread pool).
+#pragma once
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace jisu {
+
+template <typename Signature>
+class FunctionRef;
+
+template <typename R, typename... Args>
+class FunctionRef<R(Args...)> {
+ public:
+  template <typename F, typename = std::enable_if_t<
+                            !std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
+                            std::is_invocable_r_v<R, F&, Args...>>>
+  FunctionRef(F&& f)  // NOLINT: implicit, like std::function
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* object, Args... args) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(object))(std::forward<Args>(args)...);
+        }) {}
+
+  R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
+
+ private:
+  void* object_;
+  R (*call_)(void*, Args...);
+};
+
+}  // namespace jisu
