@@ -11,8 +11,10 @@
 
 namespace jisu {
 namespace {
-// About 100-200 microseconds of polling before a worker goes to sleep.
-constexpr int kSpinIterations = 1 << 14;
+// A worker polls briefly with pause (tens of microseconds), then yields its core for a while
+// (so an oversubscribed machine still makes progress), then sleeps.
+constexpr int kSpinIterations = 2048;
+constexpr int kYieldIterations = 64;
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -40,6 +42,10 @@ void ThreadPool::WorkerLoop(int thread_index) {
       if (stop_.load(std::memory_order_relaxed)) return;
       if (++spins < kSpinIterations) {
         JISU_CPU_RELAX();
+        continue;
+      }
+      if (spins < kSpinIterations + kYieldIterations) {
+        std::this_thread::yield();
         continue;
       }
       std::unique_lock<std::mutex> lock(mu_);
