@@ -490,23 +490,18 @@ def escape_line(s):
     return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
 
 
-def make_gguf_smollm2():
-    if not os.path.isfile(SMOLLM2_GGUF):
-        print("SmolLM2 GGUF not found; skipping gguf_smollm2")
-        return
-    import gguf
-    from transformers import AutoTokenizer
-    r = gguf.GGUFReader(SMOLLM2_GGUF)
-    f = {k: v.contents() for k, v in r.fields.items() if k.startswith("tokenizer.ggml.")}
-    d = os.path.join(OUT, "gguf_smollm2")
+def write_gguf_metadata(d, f):
+    """Dumps tokenizer.ggml.* fields (dict of key -> value) as tests/.../tokenizer_metadata.txt:
+    "key value" lines, then counted blocks of one escaped string per line."""
     os.makedirs(d, exist_ok=True)
-    # Plain text: "key value" lines, then counted blocks of one escaped string per line.
     with open(os.path.join(d, "tokenizer_metadata.txt"), "w", encoding="utf-8",
               newline="\n") as out:
         for key in ("model", "pre"):
-            out.write(f"{key} {f['tokenizer.ggml.' + key]}\n")
+            if "tokenizer.ggml." + key in f:
+                out.write(f"{key} {f['tokenizer.ggml.' + key]}\n")
         for key, name in (("bos_token_id", "bos"), ("eos_token_id", "eos"),
-                          ("unknown_token_id", "unk"), ("padding_token_id", "pad")):
+                          ("unknown_token_id", "unk"), ("padding_token_id", "pad"),
+                          ("eot_token_id", "eot")):
             if "tokenizer.ggml." + key in f:
                 out.write(f"{name} {int(f['tokenizer.ggml.' + key])}\n")
         for key in ("add_bos_token", "add_eos_token", "add_space_prefix"):
@@ -521,20 +516,153 @@ def make_gguf_smollm2():
         out.write(f"tokens {len(tokens)}\n")
         for t in tokens:
             out.write(escape_line(t) + "\n")
+        scores = f.get("tokenizer.ggml.scores")
+        if scores is not None:
+            out.write(f"scores {len(scores)}\n")
+            for x in scores:
+                out.write(repr(float(x)) + "\n")
         merges = f.get("tokenizer.ggml.merges", [])
         out.write(f"merges {len(merges)}\n")
         for m in merges:
             out.write(escape_line(m) + "\n")
-    hf = AutoTokenizer.from_pretrained(os.path.dirname(SMOLLM2_GGUF),
-                                       gguf_file=os.path.basename(SMOLLM2_GGUF))
-    text_list = texts(["<|im_start|>", "<|im_end|>"])
+
+
+def gguf_expectations(d, gguf_path, specials):
+    from transformers import AutoTokenizer
+    hf = AutoTokenizer.from_pretrained(os.path.dirname(gguf_path),
+                                       gguf_file=os.path.basename(gguf_path))
+    text_list = texts(specials)
     expected = {"transformers_class": type(hf).__name__,
                 "transformers": expectations_transformers(hf, text_list),
                 "transformers_summary": transformers_summary(hf)}
     with open(os.path.join(d, "expected.json"), "w", encoding="utf-8") as out:
         json.dump(expected, out, ensure_ascii=False, indent=1)
+
+
+def make_gguf_smollm2():
+    if not os.path.isfile(SMOLLM2_GGUF):
+        print("SmolLM2 GGUF not found; skipping gguf_smollm2")
+        return
+    import gguf
+    r = gguf.GGUFReader(SMOLLM2_GGUF)
+    f = {k: v.contents() for k, v in r.fields.items() if k.startswith("tokenizer.ggml.")}
+    d = os.path.join(OUT, "gguf_smollm2")
+    write_gguf_metadata(d, f)
+    gguf_expectations(d, SMOLLM2_GGUF, ["<|im_start|>", "<|im_end|>"])
     size = os.path.getsize(os.path.join(d, "tokenizer_metadata.txt"))
     print(f"gguf_smollm2 written ({size} bytes of metadata)")
+
+
+def write_tiny_gguf(path, f):
+    import gguf
+    import numpy as np
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_block_count(1)
+    w.add_context_length(64)
+    w.add_embedding_length(8)
+    w.add_feed_forward_length(8)
+    w.add_head_count(1)
+    w.add_tokenizer_model(f["tokenizer.ggml.model"])
+    if "tokenizer.ggml.pre" in f:
+        w.add_tokenizer_pre(f["tokenizer.ggml.pre"])
+    w.add_token_list(f["tokenizer.ggml.tokens"])
+    w.add_token_types(f["tokenizer.ggml.token_type"])
+    if "tokenizer.ggml.scores" in f:
+        w.add_token_scores(f["tokenizer.ggml.scores"])
+    if f.get("tokenizer.ggml.merges"):
+        w.add_token_merges(f["tokenizer.ggml.merges"])
+    w.add_bos_token_id(f["tokenizer.ggml.bos_token_id"])
+    w.add_eos_token_id(f["tokenizer.ggml.eos_token_id"])
+    if "tokenizer.ggml.unknown_token_id" in f:
+        w.add_unk_token_id(f["tokenizer.ggml.unknown_token_id"])
+    if "tokenizer.ggml.eot_token_id" in f:
+        w.add_eot_token_id(f["tokenizer.ggml.eot_token_id"])
+    for key, fn in (("add_bos_token", w.add_add_bos_token), ("add_eos_token", w.add_add_eos_token)):
+        if "tokenizer.ggml." + key in f:
+            fn(f["tokenizer.ggml." + key])
+    w.add_tensor("token_embd.weight", np.zeros((len(f["tokenizer.ggml.tokens"]), 8),
+                                              dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def make_gguf_synthetic():
+    """Tiny GGUF tokenizers built from the llama2 / llama3 fixtures: a "llama" one with scores
+    and no merges (transformers derives merges from the scores) and a "gpt2" one with
+    pre = "llama-bpe"."""
+    # SentencePiece: score = -rank for merged pieces, 0 for bytes/specials, like Llama-2.
+    j = json.load(open(os.path.join(OUT, "llama2", "tokenizer.json"), encoding="utf-8"))
+    vocab = sorted(j["model"]["vocab"].items(), key=lambda kv: kv[1])
+    tokens = [t for t, _ in vocab]
+    types, scores = [], []
+    for t, i in vocab:
+        if t == "<unk>":
+            types.append(2)
+        elif t in ("<s>", "</s>"):
+            types.append(3)
+        elif len(t) == 6 and t.startswith("<0x"):
+            types.append(6)
+        else:
+            types.append(1)
+        scores.append(0.0 if types[-1] != 1 else -float(i))
+    f = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": tokens,
+         "tokenizer.ggml.token_type": types, "tokenizer.ggml.scores": scores,
+         "tokenizer.ggml.bos_token_id": 1, "tokenizer.ggml.eos_token_id": 2,
+         "tokenizer.ggml.unknown_token_id": 0, "tokenizer.ggml.add_bos_token": True,
+         "tokenizer.ggml.add_eos_token": False}
+    d = os.path.join(OUT, "gguf_llama_scores")
+    write_gguf_metadata(d, f)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "tiny.gguf")
+        write_tiny_gguf(path, f)
+        gguf_expectations(d, path, ["<s>", "</s>"])
+    print("gguf_llama_scores written")
+
+    j = json.load(open(os.path.join(OUT, "llama3", "tokenizer.json"), encoding="utf-8"))
+    ids = dict(j["model"]["vocab"])
+    for t in j["added_tokens"]:
+        ids[t["content"]] = t["id"]
+    tokens = [t for t, _ in sorted(ids.items(), key=lambda kv: kv[1])]
+    special = {t["content"] for t in j["added_tokens"]}
+    types = [3 if t in special else 1 for t in tokens]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
+    f = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "llama-bpe",
+         "tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": types,
+         "tokenizer.ggml.merges": merges,
+         "tokenizer.ggml.bos_token_id": tokens.index("<|begin_of_text|>"),
+         "tokenizer.ggml.eos_token_id": tokens.index("<|end_of_text|>"),
+         "tokenizer.ggml.eot_token_id": tokens.index("<|eot_id|>"),
+         "tokenizer.ggml.add_bos_token": True}
+    d = os.path.join(OUT, "gguf_llama3_bpe")
+    write_gguf_metadata(d, f)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "tiny.gguf")
+        write_tiny_gguf(path, f)
+        gguf_expectations(d, path, ["<|begin_of_text|>", "<|eot_id|>"])
+    print("gguf_llama3_bpe written")
+
+
+def make_nfc_cases():
+    """Strings mixing precomposed/decomposed Latin, Greek, Vietnamese, Hangul (syllables and
+    jamo), combining-mark runs in random order, singletons and exclusions, with Python's NFC."""
+    import random
+    rng = random.Random(1234)
+    pool = ([chr(c) for c in range(0x41, 0x7B)] + [chr(c) for c in range(0xC0, 0x180)] +
+            [chr(c) for c in range(0x300, 0x370)] + [chr(c) for c in range(0x1100, 0x1113)] +
+            [chr(c) for c in range(0x1161, 0x1176)] + [chr(c) for c in range(0x11A8, 0x11C3)] +
+            [chr(c) for c in range(0xAC00, 0xAC40)] + list("\u0344\u0958\u2126\u212b\u1e9b"
+                                                           "\u0f73\u1f80\u0386\u03d3\u4e2d"
+                                                           "\u05b0\u0591\u0bca\u0cca\u1026"))
+    cases = ["", "abc", "e\u0301", "\u1100\u1161\u11a8", "\u212b", "a\u0328\u0301\u0323",
+             "\u1e9b\u0323", "\ud55c\u1100\u1161", "\u0958\u093c", "q\u0307\u0323"]
+    for _ in range(300):
+        cases.append("".join(rng.choice(pool) for _ in range(rng.randint(1, 12))))
+    out = [{"text": c, "nfc": unicodedata.normalize("NFC", c)} for c in cases]
+    with open(os.path.join(OUT, "nfc_cases.json"), "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=0)
+    print(f"nfc_cases.json: {len(out)} cases")
 
 
 def main():
@@ -546,10 +674,14 @@ def main():
     for name, builder in FAMILIES.items():
         if not only or name in only:
             make_family(name, builder)
+    if not only or "nfc" in only:
+        make_nfc_cases()
     if not only or "real_llama3" in only:
         make_real_llama3()
     if not only or "gguf_smollm2" in only:
         make_gguf_smollm2()
+    if not only or "gguf_synthetic" in only:
+        make_gguf_synthetic()
 
 
 if __name__ == "__main__":

@@ -3,24 +3,30 @@
 // `messages`, `add_generation_prompt`, `bos_token`, `eos_token`, extra variables (tools,
 // documents, ...) available, `raise_exception(msg)` and `strftime_now(fmt)` defined.
 // The Jinja subset is large enough for the real templates of Llama-2/3, Qwen2, Mistral,
-// ChatML, Phi-3, Gemma and similar.
+// ChatML, Phi-3, Gemma and similar. Like transformers' apply_chat_template, message keys whose
+// value is null are dropped and reasoning fields are aliased (reasoning_content / thinking /
+// reasoning) before rendering. Rendering is bounded in time and memory (see jinja_interp.h).
 #pragma once
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "jisu/status.h"
 
 namespace jisu {
 
+// JSON values are ordered_json so object keys keep their order: templates print tool schemas
+// and arguments with tojson, and transformers (Python dicts) keeps insertion order. A plain
+// nlohmann::json converts implicitly (its keys are then in sorted order).
 struct ChatTemplateInputs {
-  nlohmann::json messages = nlohmann::json::array();  // [{"role":..., "content":...}, ...]
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();  // [{"role":..., ...}]
   bool add_generation_prompt = false;
   std::string bos_token;
   std::string eos_token;
-  nlohmann::json extra = nlohmann::json::object();  // more top-level variables (tools, ...)
+  // More top-level variables (tools, documents, date_string, enable_thinking, ...). `tools`
+  // and `documents` are None unless given here, as in transformers.
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
 };
 
 class ChatTemplate {

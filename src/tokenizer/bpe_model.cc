@@ -59,7 +59,7 @@ Result<BpeModel> BpeModel::Create(std::vector<std::string> id_to_token,
 }
 
 std::optional<int32_t> BpeModel::Find(std::string_view token) const {
-  auto it = token_to_id_.find(std::string(token));
+  auto it = token_to_id_.find(token);
   if (it == token_to_id_.end()) return std::nullopt;
   return it->second;
 }
@@ -67,11 +67,9 @@ std::optional<int32_t> BpeModel::Find(std::string_view token) const {
 void BpeModel::Tokenize(std::string_view word, std::vector<int32_t>* out) const {
   if (word.empty()) return;
   const bool cacheable = word.size() <= kCacheMaxWordBytes;
-  std::string key;
   if (cacheable) {
-    key.assign(word);
     std::lock_guard<std::mutex> lock(cache_mutex_);
-    auto it = cache_.find(key);
+    auto it = cache_.find(word);
     if (it != cache_.end()) {
       out->insert(out->end(), it->second.begin(), it->second.end());
       return;
@@ -86,7 +84,7 @@ void BpeModel::Tokenize(std::string_view word, std::vector<int32_t>* out) const 
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cache_mutex_);
     if (cache_.size() >= kCacheMaxEntries) cache_.clear();
-    cache_.emplace(std::move(key), std::move(ids));
+    cache_.emplace(std::string(word), std::move(ids));
   }
 }
 

@@ -55,7 +55,12 @@ class BpeModel {
   void MergeWord(std::string_view word, std::vector<int32_t>* out) const;
 
   std::vector<std::string> id_to_token_;
-  std::unordered_map<std::string, int32_t> token_to_id_;
+  // Transparent hashing: lookups by string_view allocate nothing.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> token_to_id_;
   std::unordered_map<uint64_t, Merge> merges_;
   BpeOptions options_;
   std::optional<int32_t> unk_id_;
@@ -64,7 +69,7 @@ class BpeModel {
   static constexpr size_t kCacheMaxWordBytes = 64;
   static constexpr size_t kCacheMaxEntries = 1 << 16;
   mutable std::mutex cache_mutex_;
-  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+  mutable std::unordered_map<std::string, std::vector<int32_t>, Hash, std::equal_to<>> cache_;
 };
 
 }  // namespace jisu

@@ -1,0 +1,178 @@
+// Renders the real chat templates in tests/data/chat/templates with the message sets the
+// fixtures were generated from (tools/make_chat_fixtures.py, transformers + jinja2) and
+// requires byte-identical output, or an error where transformers raised one.
+#include "chat/chat_template.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace jisu {
+namespace {
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string FirstDifference(const std::string& want, const std::string& got) {
+  size_t i = 0;
+  while (i < want.size() && i < got.size() && want[i] == got[i]) ++i;
+  size_t from = i > 40 ? i - 40 : 0;
+  return "first difference at byte " + std::to_string(i) + "\n  want: ..." +
+         nlohmann::json(want.substr(from, 120)).dump() + "\n  got:  ..." +
+         nlohmann::json(got.substr(from, 120)).dump();
+}
+
+const std::filesystem::path kChatData = std::filesystem::path(JISU_TEST_DATA_DIR) / "chat";
+
+TEST(ChatTemplateTest, RealTemplatesMatchTransformers) {
+  int templates = 0, cases = 0, errors = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kChatData / "expected")) {
+    if (entry.path().filename() == "snippets.json") continue;
+    auto fixture = nlohmann::ordered_json::parse(ReadFile(entry.path()));
+    std::string name = fixture["template"].get<std::string>();
+    std::string source = ReadFile(kChatData / "templates" / name);
+    ASSERT_FALSE(source.empty()) << name;
+    auto tmpl = ChatTemplate::Parse(source);
+    ASSERT_TRUE(tmpl.ok()) << name << ": " << tmpl.status().ToString();
+    ++templates;
+    for (const auto& c : fixture["cases"]) {
+      ++cases;
+      ChatTemplateInputs in;
+      in.messages = c["messages"];
+      in.add_generation_prompt = c["add_generation_prompt"].get<bool>();
+      in.bos_token = c["bos_token"].get<std::string>();
+      in.eos_token = c["eos_token"].get<std::string>();
+      in.extra = c["extra"];
+      std::string label = name + " with " + c["messages_file"].get<std::string>() +
+                          (in.add_generation_prompt ? " (generation prompt)" : "");
+      auto out = (*tmpl)->Render(in);
+      if (c.contains("error")) {
+        ++errors;
+        EXPECT_FALSE(out.ok()) << label << " rendered but transformers raised: "
+                               << c["error"].get<std::string>();
+        if (!out.ok() && c["error_type"] == "TemplateError") {
+          // raise_exception: the template's own message must come through.
+          std::string want = c["error"].get<std::string>();
+          const std::string& got = out.status().message();
+          EXPECT_TRUE(got.size() >= want.size() &&
+                      got.compare(got.size() - want.size(), want.size(), want) == 0)
+              << label << ": " << got;
+        }
+        continue;
+      }
+      ASSERT_TRUE(out.ok()) << label << ": " << out.status().ToString();
+      std::string want = c["output"].get<std::string>();
+      EXPECT_EQ(*out, want) << label << "\n" << FirstDifference(want, *out);
+    }
+  }
+  EXPECT_GE(templates, 18);
+  EXPECT_GE(cases, 400);
+  EXPECT_GT(errors, 0);
+}
+
+TEST(ChatTemplateTest, SyntaxErrorNamesLineAndColumn) {
+  auto t = ChatTemplate::Parse("line one\n{% if x %}\n  {{ 1 + }}\n{% endif %}");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("line 3, column 10"), std::string::npos)
+      << t.status().message();
+}
+
+TEST(ChatTemplateTest, RuntimeErrorNamesLine) {
+  auto t = ChatTemplate::Parse("a\n{{ raise_exception('bad role') }}");
+  ASSERT_TRUE(t.ok());
+  auto out = (*t)->Render({});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("line 2"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("bad role"), std::string::npos);
+}
+
+TEST(ChatTemplateTest, DropsNullKeysAndAliasesReasoning) {
+  auto t =
+      ChatTemplate::Parse("{% for m in messages %}{{ m }}|{{ m.content is defined }}{% endfor %}");
+  ASSERT_TRUE(t.ok());
+  ChatTemplateInputs in;
+  in.messages = nlohmann::ordered_json::parse(
+      R"([{"role": "assistant", "content": null, "reasoning": "why"}])");
+  auto out = (*t)->Render(in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out,
+            "{'thinking': 'why', 'role': 'assistant', 'reasoning': 'why', "
+            "'reasoning_content': 'why'}|False");
+}
+
+TEST(ChatTemplateTest, ToolsAndDocumentsDefaultToNone) {
+  auto t = ChatTemplate::Parse("{{ tools is none }} {{ documents is none }} {{ extra_var }}");
+  ASSERT_TRUE(t.ok());
+  ChatTemplateInputs in;
+  in.extra = {{"extra_var", 5}};
+  auto out = (*t)->Render(in);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, "True True 5");
+}
+
+TEST(ChatTemplateTest, StrftimeNowUsesLocalTime) {
+  auto t = ChatTemplate::Parse("{{ strftime_now('%Y') }}|{{ strftime_now('%d %b %Y') }}");
+  ASSERT_TRUE(t.ok());
+  auto out = (*t)->Render({});
+  ASSERT_TRUE(out.ok());
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%Y|%d %b %Y", &tm);
+  EXPECT_EQ(*out, buf);
+}
+
+TEST(ChatTemplateTest, RejectsMalformedInputs) {
+  auto t = ChatTemplate::Parse("{{ messages }}");
+  ASSERT_TRUE(t.ok());
+  ChatTemplateInputs in;
+  in.messages = nlohmann::ordered_json::object();
+  EXPECT_FALSE((*t)->Render(in).ok());
+  in.messages = nlohmann::ordered_json::array({1});
+  EXPECT_FALSE((*t)->Render(in).ok());
+  // A plain nlohmann::json converts (with sorted keys).
+  nlohmann::json plain = nlohmann::json::array({{{"role", "user"}, {"content", "x"}}});
+  in.messages = plain;
+  auto out = (*t)->Render(in);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, "[{'content': 'x', 'role': 'user'}]");
+}
+
+TEST(ChatTemplateTest, RunawayTemplatesAreStopped) {
+  // Exponential string growth, deep recursion and huge loops end in errors, not crashes.
+  const char* bad[] = {
+      "{% set ns = namespace(s='ab') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}"
+      "{% endfor %}{{ ns.s|length }}",
+      "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
+      "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}",
+      "{{ 'x' * 10000000000 }}",
+      "{{ [1] * 10000000000 }}",
+      "{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}"
+      "{% endfor %}",
+  };
+  for (const char* src : bad) {
+    auto t = ChatTemplate::Parse(src);
+    ASSERT_TRUE(t.ok()) << src;
+    auto out = (*t)->Render({});
+    EXPECT_FALSE(out.ok()) << src;
+  }
+  std::string deep(5000, '(');
+  EXPECT_FALSE(ChatTemplate::Parse("{{ " + deep + "1" + std::string(5000, ')') + " }}").ok());
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 5000; ++i) chain += " + 1";
+  EXPECT_FALSE(ChatTemplate::Parse(chain + " }}").ok());
+  std::string nested;
+  for (int i = 0; i < 1000; ++i) nested += "{% if true %}";
+  EXPECT_FALSE(ChatTemplate::Parse(nested).ok());
+}
+
+}  // namespace
+}  // namespace jisu
