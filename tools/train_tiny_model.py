@@ -157,7 +157,8 @@ def read_corpus(max_bytes, max_file_bytes, heldout_mod):
 
 
 def heldout_sample(held, target_bytes, per_file_chars):
-  """A few KB from each of several held-out files, cut at line ends, without special tokens."""
+  """A few KB from each of several held-out files, cut at line ends, LF line endings, no
+  special-token text."""
   parts = []
   size = 0
   for rel, text in held:
@@ -169,7 +170,8 @@ def heldout_sample(held, target_bytes, per_file_chars):
       if cut <= 0:
         continue
       piece = piece[:cut + 1]
-    piece = piece.rstrip() + "\n"
+    # LF only: a CR in a committed text file is at the mercy of git's line-ending settings.
+    piece = piece.replace("\r\n", "\n").replace("\r", "\n").rstrip() + "\n"
     parts.append(piece)
     size += len(piece.encode("utf-8")) + 1
     if size >= target_bytes:
@@ -435,7 +437,7 @@ def main():
   ap.add_argument("--out-dir", default=os.path.join(REPO, "models"))
   ap.add_argument("--golden-dir", default=os.path.join(REPO, "tests", "data", "golden"))
   args = ap.parse_args()
-  cmdline = "python3 tools/train_tiny_model.py " + " ".join(sys.argv[1:])
+  cmdline = " ".join(["python3 tools/train_tiny_model.py"] + sys.argv[1:])
 
   device = torch.device(args.device)
   gpu = device.type == "cuda"
@@ -559,7 +561,8 @@ def write_readme(args, stats, cmdline, hw, total_time, ntrain, nheld, train_char
 
   def row(name, s):
     return (f"| {name} | {s['params'] / 1e6:.2f} M | {s['steps']} | {s['tokens'] / 1e6:.0f} M "
-            f"| {s['seconds']:.0f} s | {s['train_eval_loss']:.3f} | {s['val_loss']:.3f} "
+            f"| {s['seconds']:.0f} s | {s['last_logged_train_loss']:.3f} "
+            f"| {s['train_eval_loss']:.3f} | {s['val_loss']:.3f} "
             f"| {math.exp(s['val_loss']):.1f} | {s['bytes'] / 1e6:.1f} MB |")
 
   text = f"""# Bundled models
@@ -601,11 +604,13 @@ autocast over fp32 weights, SDPA attention, no torch.compile. Peak learning rate
 (tiny-llama) and {args.draft_lr} (tiny-draft). The step count was fixed from the time of the
 first steps so that the run fits its time budget.
 
-Losses are mean next-token cross-entropy (nats) over the first {args.eval_windows}
-non-overlapping {args.seq}-token windows of each split (bf16 autocast), after training.
+Losses are mean next-token cross-entropy in nats. "Last steps": the training loss averaged over
+the last logging interval (at most {args.log_every} steps). "Train" and "held-out": measured after training over the first
+{args.eval_windows} non-overlapping {args.seq}-token windows of each split's token stream (bf16
+autocast); ppl = exp(held-out loss).
 
-| model | parameters | steps | tokens seen | training time | train loss | held-out loss | held-out ppl | size on disk |
-|---|---|---|---|---|---|---|---|---|
+| model | parameters | steps | tokens seen | training time | loss, last steps | train loss | held-out loss | held-out ppl | size on disk |
+|---|---|---|---|---|---|---|---|---|---|
 {row("tiny-llama", t)}
 {row("tiny-draft", d)}
 
