@@ -102,7 +102,7 @@ void BpeModel::MergeWord(std::string_view word, std::vector<int32_t>* out) const
   };
   // Unknown characters: tokenizers keeps a pending unk (fused across a run when fuse_unk) and
   // only flushes it before the next in-vocabulary character.
-  std::optional<int32_t> pending_unk;
+  int32_t pending_unk = -1;
   size_t pos = 0;
   while (pos < word.size()) {
     const size_t len = utf8::SequenceLength(static_cast<unsigned char>(word[pos]));
@@ -110,9 +110,9 @@ void BpeModel::MergeWord(std::string_view word, std::vector<int32_t>* out) const
     const std::string_view ch = word.substr(pos, n);
     pos += n;
     if (auto id = Find(ch)) {
-      if (pending_unk) {
-        add(*pending_unk);
-        pending_unk.reset();
+      if (pending_unk >= 0) {
+        add(pending_unk);
+        pending_unk = -1;
       }
       add(*id);
       continue;
@@ -126,11 +126,11 @@ void BpeModel::MergeWord(std::string_view word, std::vector<int32_t>* out) const
       }
     }
     if (unk_id_) {
-      if (pending_unk && !options_.fuse_unk) add(*pending_unk);
+      if (pending_unk >= 0 && !options_.fuse_unk) add(pending_unk);
       pending_unk = *unk_id_;
     }
   }
-  if (pending_unk) add(*pending_unk);
+  if (pending_unk >= 0) add(pending_unk);
   if (symbols.empty()) return;
   symbols.back().next = -1;
 

@@ -76,13 +76,13 @@ Result<Decoder> Decoder::SentencePiece(bool strip_space) {
   Step replace = MakeStep(Step::Kind::kReplace);
   JISU_ASSIGN_OR_RETURN(auto re, Regex::Compile(Regex::Quote("\xE2\x96\x81")));
   replace.pattern.regex = std::move(re);
-  replace.text = " ";
+  replace.text.assign(1, ' ');  // (assigning a literal trips GCC 12's -Wrestrict bug)
   d.steps_.push_back(std::move(replace));
   d.steps_.push_back(MakeStep(Step::Kind::kByteFallback));
   d.steps_.push_back(MakeStep(Step::Kind::kFuse));
   if (strip_space) {
     Step strip = MakeStep(Step::Kind::kStrip);
-    strip.text = " ";
+    strip.text.assign(1, ' ');
     strip.start = 1;
     d.steps_.push_back(std::move(strip));
   }
@@ -229,7 +229,11 @@ std::string Decoder::Decode(std::vector<std::string> tokens) const {
 }
 
 std::string Decoder::DecodePiece(const std::string& token, bool first) const {
-  if (steps_.empty()) return first ? token : " " + token;
+  if (steps_.empty()) {
+    std::string out = first ? "" : " ";
+    out.append(token);
+    return out;
+  }
   std::string t = token;
   bool fused = false;  // after a Fuse, per-token steps see the whole output
   for (const Step& step : steps_) {

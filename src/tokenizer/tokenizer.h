@@ -4,6 +4,17 @@
 // Loaded from a Hugging Face tokenizer.json (+ tokenizer_config.json) or from GGUF metadata.
 // Added/special tokens written in the text are recognized as single tokens, as transformers
 // does. Special tokens (BOS/EOS) are added only as the model's configuration says.
+//
+// Reference behavior is transformers 5.x (AutoTokenizer), which differs from 4.x in two ways
+// that matter here (see hf_loader.cc): LlamaTokenizer / Qwen2Tokenizer / GPT2Tokenizer rebuild
+// their pipeline from the class instead of tokenizer.json, and add_bos_token / add_eos_token
+// in tokenizer_config.json are ignored when a tokenizer.json exists (its post-processor
+// decides). With an empty config the tokenizer.json pipeline is used as written (`tokenizers`).
+// FromGguf follows transformers' GGUF loader (gguf_loader.cc).
+// Input text that is not valid UTF-8 is encoded as if each invalid sequence were U+FFFD.
+// Decode follows tokenizers' replacement rules for invalid UTF-8 in the output; StreamDecoder
+// follows Python's errors="replace"; both agree whenever the output is valid UTF-8.
+// Thread safety: a loaded Tokenizer's const methods may be called concurrently.
 #pragma once
 
 #include <cstdint>

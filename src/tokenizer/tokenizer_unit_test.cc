@@ -22,8 +22,9 @@ using tokenizer_test::ReadFile;
 std::unique_ptr<Tokenizer> LoadFamily(const std::string& family, bool with_config = true) {
   std::string tj, cj;
   EXPECT_TRUE(ReadFile(FixtureDir() + "/" + family + "/tokenizer.json", &tj));
-  if (with_config)
+  if (with_config) {
     EXPECT_TRUE(ReadFile(FixtureDir() + "/" + family + "/tokenizer_config.json", &cj));
+  }
   auto tok = Tokenizer::FromHuggingFace(tj, cj);
   EXPECT_TRUE(tok.ok()) << tok.status().ToString();
   return tok.ok() ? std::move(tok).value() : nullptr;
