@@ -1704,7 +1704,7 @@ Result<Value> GetSlice(Interp& in, const Value& obj, const Value& start, const V
 
 namespace {
 
-Result<Dict> DictFromArgs(CallArgs& a, const char* fname) {
+Result<Dict> DictFromArgs(Interp& in, CallArgs& a, const char* fname) {
   Dict d;
   if (a.pos.size() > 1) {
     return TypeErr(std::string(fname) + " expected at most 1 argument, got " +
@@ -1727,6 +1727,8 @@ Result<Dict> DictFromArgs(CallArgs& a, const char* fname) {
         if (pair[0].is_list() || pair[0].is_dict()) {
           return TypeErr("unhashable type: '" + TypeName(pair[0]) + "'");
         }
+        // Dict::Set is linear; account for the quadratic build.
+        JISU_RETURN_IF_ERROR(in.Charge(d.items.size() + 1));
         d.Set(pair[0], pair[1]);
       }
     }
@@ -1771,7 +1773,7 @@ void InstallGlobals(Scope& scope) {
         return Value::MakeList(std::move(out));
       }));
   scope.Set("namespace", MakeFn("namespace", [](Interp& in, CallArgs& a) -> Result<Value> {
-              JISU_ASSIGN_OR_RETURN(Dict d, DictFromArgs(a, "namespace"));
+              JISU_ASSIGN_OR_RETURN(Dict d, DictFromArgs(in, a, "namespace"));
               for (const auto& [k, v] : d.items) {
                 if (k.is_string() && !k.s().empty() && k.s()[0] == '_') {
                   return TypeErr(
@@ -1785,8 +1787,8 @@ void InstallGlobals(Scope& scope) {
               in.Track(ns);
               return Value::MakeNamespace(std::move(ns));
             }));
-  scope.Set("dict", MakeFn("dict", [](Interp&, CallArgs& a) -> Result<Value> {
-              JISU_ASSIGN_OR_RETURN(Dict d, DictFromArgs(a, "dict"));
+  scope.Set("dict", MakeFn("dict", [](Interp& in, CallArgs& a) -> Result<Value> {
+              JISU_ASSIGN_OR_RETURN(Dict d, DictFromArgs(in, a, "dict"));
               return Value::MakeDict(std::move(d));
             }));
   scope.Set("raise_exception", MakeFn("raise_exception", [](Interp&, CallArgs& a) -> Result<Value> {

@@ -236,6 +236,16 @@ Status Interp::ExecFor(const Stmt& s, const std::shared_ptr<Scope>& scope) {
 
 Status Interp::ExecStmt(const Stmt& s, const std::shared_ptr<Scope>& scope) {
   JISU_RETURN_IF_ERROR(Step());
+  if (nesting_ >= limits_.max_nesting) {
+    return Status::ResourceExhausted("chat template exceeded the nesting limit");
+  }
+  ++nesting_;
+  Status st = ExecStmtInner(s, scope);
+  --nesting_;
+  return st;
+}
+
+Status Interp::ExecStmtInner(const Stmt& s, const std::shared_ptr<Scope>& scope) {
   switch (s.kind) {
     case StmtKind::kData:
       return Emit(s.text);
@@ -375,7 +385,12 @@ Result<Value> Interp::InvokeMacro(const Stmt& m, const std::weak_ptr<Scope>& def
   Dict extra_kw;
   for (size_t k = 0; k < args.kw.size(); ++k) {
     if (used_kw[k]) continue;
-    if (args.kw[k].first == "caller") {
+    if (args.kw[k].first == "caller" && (m.uses_caller || !m.uses_kwargs)) {
+      if (!m.uses_caller) {
+        return Status::InvalidArgument("macro '" + name +
+                                       "' was invoked with two values for the special caller "
+                                       "argument. This is most likely a bug.");
+      }
       caller = args.kw[k].second;
       continue;
     }
@@ -457,7 +472,12 @@ Status Interp::EvalArgs(const CallArgsExpr& call, const std::shared_ptr<Scope>& 
 }
 
 Result<Value> Interp::Eval(const Expr& e, const std::shared_ptr<Scope>& scope) {
+  if (nesting_ >= limits_.max_nesting) {
+    return Status::ResourceExhausted("chat template exceeded the nesting limit");
+  }
+  ++nesting_;
   auto r = EvalInner(e, scope);
+  --nesting_;
   if (!r.ok()) return PositionError(e.pos, r.status());
   return r;
 }

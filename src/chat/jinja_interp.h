@@ -22,6 +22,7 @@ namespace jisu::jinja {
 struct Limits {
   uint64_t max_steps = 4'000'000;        // statements + loop iterations + calls
   int max_call_depth = 100;              // nested macro / function calls
+  int max_nesting = 1000;                // evaluation depth (statements + expressions)
   size_t max_value_bytes = 64u << 20;    // any single string (and the output)
   size_t max_list_items = 4u << 20;      // any single list
   uint64_t max_work_bytes = 4ull << 30;  // bytes produced by string operations, in total
@@ -67,6 +68,7 @@ class Interp {
 
   Status Exec(const Body& body, const std::shared_ptr<Scope>& scope);
   Status ExecStmt(const Stmt& s, const std::shared_ptr<Scope>& scope);
+  Status ExecStmtInner(const Stmt& s, const std::shared_ptr<Scope>& scope);
   Status ExecFor(const Stmt& s, const std::shared_ptr<Scope>& scope);
   Status Assign(const Expr& target, const Value& v, const std::shared_ptr<Scope>& scope);
   Status Emit(const std::string& text);
@@ -88,6 +90,7 @@ class Interp {
   uint64_t steps_ = 0;
   uint64_t work_ = 0;
   int call_depth_ = 0;
+  int nesting_ = 0;
   std::vector<std::weak_ptr<Namespace>> namespaces_;
 };
 

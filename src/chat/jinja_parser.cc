@@ -426,16 +426,18 @@ class Parser {
     } else {
       JISU_ASSIGN_OR_RETURN(target, ParsePrimary(with_namespace));
     }
-    auto assignable = [](const Expr& e) {
-      return e.kind == ExprKind::kName || e.kind == ExprKind::kNSRef;
-    };
-    bool ok = assignable(*target);
-    if (target->kind == ExprKind::kTuple) {
-      ok = true;
-      for (const auto& k : target->kids) ok = ok && k->kind == ExprKind::kName;
-    }
-    if (!ok) return Fail(pos, "can't assign to this expression");
+    if (!Assignable(*target)) return Fail(pos, "can't assign to this expression");
     return target;
+  }
+
+  // Names, namespace attributes, and (nested) tuples of names, as jinja2's can_assign.
+  static bool Assignable(const Expr& e) {
+    if (e.kind == ExprKind::kName || e.kind == ExprKind::kNSRef) return true;
+    if (e.kind != ExprKind::kTuple) return false;
+    for (const auto& k : e.kids) {
+      if (k->kind == ExprKind::kNSRef || !Assignable(*k)) return false;
+    }
+    return true;
   }
 
   bool IsTupleEnd(std::initializer_list<const char*> extra_end) const {
