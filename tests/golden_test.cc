@@ -144,10 +144,10 @@ TEST_P(GoldenTest, GreedyContinuationsMatchTransformers) {
 
 TEST_P(GoldenTest, ChatPromptsAndRepliesMatchTransformers) {
   for (const json& c : fixture_["chat"]) {
-    auto text = RenderChatPrompt(*model_, c["messages"], true);
+    auto text = RenderChatPrompt(*model_, nlohmann::ordered_json(c["messages"]), true);
     ASSERT_TRUE(text.ok()) << text.status().ToString();
     EXPECT_EQ(*text, c["prompt_text"].get<std::string>());
-    auto ids = TokenizeChatPrompt(*model_, c["messages"], true);
+    auto ids = TokenizeChatPrompt(*model_, nlohmann::ordered_json(c["messages"]), true);
     ASSERT_TRUE(ids.ok());
     EXPECT_EQ(*ids, Ids(c["prompt_ids"]));
     if (!GetParam().exact) continue;

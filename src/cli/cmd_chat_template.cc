@@ -21,7 +21,8 @@ Status RunChatTemplate(const ChatTemplateFlags& f) {
     return Status::InvalidArgument("give either -m or --template, not both");
   }
   JISU_ASSIGN_OR_RETURN(std::string messages_text, ReadTextFile(f.messages_file, 64u << 20));
-  nlohmann::json messages = nlohmann::json::parse(messages_text, nullptr, false);
+  // ordered_json keeps key order, so tojson in templates prints as transformers does.
+  nlohmann::ordered_json messages = nlohmann::ordered_json::parse(messages_text, nullptr, false);
   if (messages.is_discarded()) return Status::InvalidArgument(f.messages_file + ": not valid JSON");
   // Accept either a bare array or an OpenAI-style {"messages": [...]} body.
   if (messages.is_object() && messages.contains("messages")) messages = messages["messages"];

@@ -41,7 +41,7 @@ Status RunGenerate(const GenerateFlags& f) {
 
   std::vector<int32_t> prompt_ids;
   if (f.chat) {
-    nlohmann::json messages = nlohmann::json::array();
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
     if (!f.system.empty()) messages.push_back({{"role", "system"}, {"content", f.system}});
     messages.push_back({{"role", "user"}, {"content", prompt}});
     JISU_ASSIGN_OR_RETURN(prompt_ids, TokenizeChatPrompt(*model, messages, true));

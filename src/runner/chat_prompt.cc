@@ -4,7 +4,7 @@
 
 namespace jisu {
 
-Result<std::string> RenderChatPrompt(const Model& model, const nlohmann::json& messages,
+Result<std::string> RenderChatPrompt(const Model& model, const nlohmann::ordered_json& messages,
                                      bool add_generation_prompt) {
   if (model.chat_template().empty()) {
     return Status::InvalidArgument("the model has no chat template");
@@ -21,7 +21,8 @@ Result<std::string> RenderChatPrompt(const Model& model, const nlohmann::json& m
   return text;
 }
 
-Result<std::vector<int32_t>> TokenizeChatPrompt(const Model& model, const nlohmann::json& messages,
+Result<std::vector<int32_t>> TokenizeChatPrompt(const Model& model,
+                                                const nlohmann::ordered_json& messages,
                                                 bool add_generation_prompt) {
   JISU_ASSIGN_OR_RETURN(std::string text, RenderChatPrompt(model, messages, add_generation_prompt));
   return model.tokenizer().Encode(text, /*add_special=*/false);

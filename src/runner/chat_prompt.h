@@ -12,10 +12,11 @@
 
 namespace jisu {
 
-Result<std::string> RenderChatPrompt(const Model& model, const nlohmann::json& messages,
+Result<std::string> RenderChatPrompt(const Model& model, const nlohmann::ordered_json& messages,
                                      bool add_generation_prompt);
 
-Result<std::vector<int32_t>> TokenizeChatPrompt(const Model& model, const nlohmann::json& messages,
+Result<std::vector<int32_t>> TokenizeChatPrompt(const Model& model,
+                                                const nlohmann::ordered_json& messages,
                                                 bool add_generation_prompt);
 
 }  // namespace jisu
