@@ -57,6 +57,19 @@ class GoldenTest : public ::testing::TestWithParam<Variant> {
     } else {
       path = (SourceDir() / fixture_["source"].get<std::string>()).string();
     }
+    if (fixture_.contains("config")) {
+      // A test model derived from a bundled one by another config.json (make_golden.py).
+      derived_ = fs::temp_directory_path() /
+                 ("jisu_golden_" + v.fixture + "_" + std::to_string(::getpid()));
+      fs::create_directories(derived_);
+      for (const auto& e : fs::directory_iterator(path)) {
+        if (e.path().filename() != "config.json") {
+          fs::create_symlink(e.path(), derived_ / e.path().filename());
+        }
+      }
+      fs::copy_file(SourceDir() / fixture_["config"].get<std::string>(), derived_ / "config.json");
+      path = derived_.string();
+    }
     if (!v.convert_to.empty()) {
       const fs::path out =
           fs::temp_directory_path() / ("jisu_golden_" + v.fixture + "_" + v.convert_to + "_" +
@@ -78,10 +91,12 @@ class GoldenTest : public ::testing::TestWithParam<Variant> {
   }
   void TearDown() override {
     if (!converted_.empty()) fs::remove(converted_);
+    if (!derived_.empty()) fs::remove_all(derived_);
   }
 
   json fixture_;
   fs::path converted_;
+  fs::path derived_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Generator> generator_;
@@ -184,6 +199,7 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenTest,
                                            Variant{"tiny-llama", "q8_0", false, 0.5, 0.01},
                                            Variant{"tiny-llama", "q4_0", false, 5.0, 0.10},
                                            Variant{"tiny-draft"}, Variant{"tiny-draft", "bf16"},
+                                           Variant{"tiny-mistral"}, Variant{"tiny-mistral", "bf16"},
                                            Variant{"smollm2"}),
                          VariantName);
 

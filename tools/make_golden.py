@@ -24,6 +24,8 @@ Needs torch, transformers, tokenizers, and gguf + accelerate for the GGUF model.
 """
 
 import argparse
+import shutil
+import tempfile
 import copy
 import hashlib
 import json
@@ -93,8 +95,31 @@ GREEDY_NEW = 32
 CHAT_NEW = 48
 
 
+# Test models derived from a bundled one by another config.json (same weights, tokenizer):
+# tiny-mistral is tiny-llama's weights run as MistralForCausalLM with a 32-token sliding
+# window, which checks the Mistral path and sliding-window attention against transformers.
+DERIVED = {"tiny-mistral": ("tiny-llama", "tests/data/golden/tiny-mistral.config.json")}
+
+
+def derived_dir(name):
+  base, config = DERIVED[name]
+  d = tempfile.mkdtemp(prefix=f"jisu_{name}_")
+  src = os.path.join(REPO, "models", base)
+  for f in os.listdir(src):
+    if f != "config.json":
+      os.symlink(os.path.join(src, f), os.path.join(d, f))
+  shutil.copy(os.path.join(REPO, config), os.path.join(d, "config.json"))
+  return d
+
+
 def load(name, args):
-  if name == "smollm2":
+  if name in DERIVED:
+    d = derived_dir(name)
+    tok = AutoTokenizer.from_pretrained(d)
+    model = AutoModelForCausalLM.from_pretrained(d, dtype=torch.float32,
+                                                 attn_implementation="eager")
+    source = f"models/{DERIVED[name][0]}"
+  elif name == "smollm2":
     d, f = os.path.split(args.smollm2)
     tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
     model = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, dtype=torch.float32,
@@ -179,6 +204,7 @@ def make(name, args):
   fx = {
       "model": name,
       "source": source,
+      **({"config": DERIVED[name][1]} if name in DERIVED else {}),
       "transformers_version": transformers.__version__,
       "torch_version": torch.__version__,
       "torch_dtype": "float32",
