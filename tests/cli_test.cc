@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "convert/hf_to_gguf.h"
+#include "format/gguf.h"
+#include "format/gguf_writer.h"
 #include "tests/test_util.h"
 
 namespace jisu {
@@ -213,6 +216,27 @@ TEST_F(CliTest, BadFlagsFailCleanly) {
   r = Jisu({"frobnicate"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_FALSE(r.signaled);
+}
+
+TEST_F(CliTest, VocabOnlyGgufTokenizesButDoesNotGenerate) {
+  const fs::path full = dir_ / "full.gguf";
+  ASSERT_TRUE(ConvertHfToGguf(kTiny, full.string(), ConvertOptions{DType::kQ8_0}).ok());
+  auto gguf = GgufFile::Open(full.string());
+  ASSERT_TRUE(gguf.ok());
+  GgufWriter writer;  // the same metadata, no tensors: what llama.cpp ships as ggml-vocab-*.gguf
+  for (const auto& [key, value] : (*gguf)->metadata()) writer.AddValue(key, value);
+  const fs::path vocab = dir_ / "vocab.gguf";
+  ASSERT_TRUE(writer.Write(vocab.string()).ok());
+
+  const json fixture = testing::ReadJson(testing::TestDataDir() / "golden" / "tiny-llama.json");
+  for (const json& c : fixture["tokenizer"]) {
+    const std::string text = c["text"];
+    if (text.empty()) continue;
+    Outcome r = Jisu({"tokenize", "-m", vocab.string(), "-p", text, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out), c["ids"]) << text;
+  }
+  ExpectCleanError(Jisu({"generate", "-m", vocab.string(), "-p", "x"}), "vocab-only");
 }
 
 TEST_F(CliTest, PerplexityRuns) {
