@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/utf8.h"
+
 namespace jisu::jinja {
 
 Value Value::MakeList(List items) {
@@ -253,20 +255,8 @@ uint32_t DecodeUtf8(std::string_view s, size_t* pos) {
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp >= 0xDC80 && cp <= 0xDCFF) {  // an undecodable byte, restored as is
     out->push_back(static_cast<char>(cp - 0xDC00));
-  } else if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    utf8::Append(out, static_cast<char32_t>(cp));
   }
 }
 

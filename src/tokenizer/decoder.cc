@@ -3,7 +3,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/json_util.h"
 #include "tokenizer/normalizer.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace jisu {
 

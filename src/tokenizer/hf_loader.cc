@@ -18,7 +18,7 @@
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/json_util.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace jisu {
 

@@ -1,6 +1,6 @@
 #include "tokenizer/json_util.h"
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace jisu::json_util {
 

@@ -1,7 +1,7 @@
 #include <string>
 
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace jisu {
 

@@ -10,7 +10,7 @@
 #include "tokenizer/test_util.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode_nfc.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace jisu {
 namespace {

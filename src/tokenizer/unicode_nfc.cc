@@ -5,7 +5,7 @@
 #include <iterator>
 #include <vector>
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace jisu {
 namespace {

@@ -1,4 +1,4 @@
-// UTF-8 helpers for the tokenizer: decoding one code point with the Unicode "maximal subpart"
+// UTF-8 helpers (tokenizer, chat templates): decoding one code point with the Unicode "maximal subpart"
 // rule for invalid input (what Python's errors="replace" and Rust's from_utf8_lossy do), lossy
 // sanitizing, and encoding. Everything past Tokenizer::Encode's entry works on valid UTF-8 only;
 // Sanitize is what establishes that invariant.
