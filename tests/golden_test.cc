@@ -34,6 +34,10 @@ struct Variant {
   double ppl_tolerance = 0.005;  // relative
 };
 
+void PrintTo(const Variant& v, std::ostream* os) {
+  *os << v.fixture << (v.convert_to.empty() ? "" : " as GGUF " + v.convert_to);
+}
+
 std::string VariantName(const ::testing::TestParamInfo<Variant>& info) {
   std::string n =
       info.param.fixture + (info.param.convert_to.empty() ? "" : "_gguf_" + info.param.convert_to);
