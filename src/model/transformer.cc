@@ -76,59 +76,66 @@ void Transformer::EnsureCapacity(int64_t num_tokens, int64_t max_context) {
   }
   if (max_context > capacity_context_) {
     capacity_context_ = std::max(max_context, capacity_context_ * 2);
-    scores_.resize(static_cast<size_t>(pool_.num_threads()) * capacity_context_);
+    scores_.resize(static_cast<size_t>(pool_.num_threads()) *
+                   (config_.num_heads / config_.num_kv_heads) * capacity_context_);
   }
 }
 
 void Transformer::Attention(const ForwardBatch& batch, int64_t layer, KvCache& cache) {
   const int64_t num_tokens = batch.num_tokens();
-  const int64_t num_heads = config_.num_heads;
   const int64_t head_dim = config_.head_dim;
-  const int64_t group = num_heads / config_.num_kv_heads;
+  const int64_t group = config_.num_heads / config_.num_kv_heads;
   const int64_t block_size = cache.shape().block_size;
   const int64_t q_dim = config_.q_dim();
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  const int64_t num_items = num_tokens * num_heads;
+  // One work item = one token and one KV head with the `group` query heads that share it, so
+  // each key row is read once for the whole group.
+  const int64_t num_items = num_tokens * config_.num_kv_heads;
   const int num_threads = pool_.num_threads();
+  const int64_t stride = capacity_context_;  // scores of one query head
 
   pool_.RunOnAll([&](int thread) {
     const int64_t begin = num_items * thread / num_threads;
     const int64_t end = num_items * (thread + 1) / num_threads;
-    float* scores = scores_.data() + static_cast<size_t>(thread) * capacity_context_;
+    float* scores = scores_.data() + static_cast<size_t>(thread) * group * stride;
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / num_heads;
-      const int64_t head = item % num_heads;
-      const int64_t kv_head = head / group;
+      const int64_t t = item / config_.num_kv_heads;
+      const int64_t kv_head = item % config_.num_kv_heads;
       const BatchSequence& seq = batch.sequences[token_seq_[t]];
       const int64_t pos = token_pos_[t];
       int64_t first = 0;
       if (config_.sliding_window) first = std::max<int64_t>(0, pos - *config_.sliding_window + 1);
-      const float* q = q_.data() + t * q_dim + head * head_dim;
-
-      float max_score = -INFINITY;
-      for (int64_t p = first; p <= pos; ++p) {
-        const float* k = cache.Keys(layer, seq.block_table[p / block_size]) +
-                         (kv_head * block_size + p % block_size) * head_dim;
-        float dot = 0.0f;
-        for (int64_t d = 0; d < head_dim; ++d) dot += q[d] * k[d];
-        const float s = dot * scale;
-        scores[p - first] = s;
-        max_score = std::max(max_score, s);
-      }
-      float sum = 0.0f;
       const int64_t n = pos - first + 1;
-      for (int64_t i = 0; i < n; ++i) {
-        scores[i] = std::exp(scores[i] - max_score);
-        sum += scores[i];
+      const float* q = q_.data() + t * q_dim + kv_head * group * head_dim;
+
+      // scores[g][p - first] = q_g . k_p, one cache block at a time.
+      for (int64_t p0 = first; p0 <= pos;) {
+        const int64_t slot = p0 % block_size;
+        const int64_t count = std::min(block_size - slot, pos - p0 + 1);
+        const float* k = cache.Keys(layer, seq.block_table[p0 / block_size]) +
+                         (kv_head * block_size + slot) * head_dim;
+        DotRowsF32(k, head_dim, head_dim, count, q, head_dim, group, scores + (p0 - first), stride);
+        p0 += count;
       }
-      const float inv_sum = 1.0f / sum;
-      float* out = attn_.data() + t * q_dim + head * head_dim;
-      std::fill(out, out + head_dim, 0.0f);
+      for (int64_t g = 0; g < group; ++g) {
+        float* s = scores + g * stride;
+        float max_score = -INFINITY;
+        for (int64_t i = 0; i < n; ++i) max_score = std::max(max_score, s[i] *= scale);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - max_score));
+        const float inv_sum = 1.0f / sum;
+        for (int64_t i = 0; i < n; ++i) s[i] *= inv_sum;
+      }
+      float* out = attn_.data() + t * q_dim + kv_head * group * head_dim;
+      std::fill(out, out + group * head_dim, 0.0f);
       for (int64_t p = first; p <= pos; ++p) {
         const float* v = cache.Values(layer, seq.block_table[p / block_size]) +
                          (kv_head * block_size + p % block_size) * head_dim;
-        const float w = scores[p - first] * inv_sum;
-        for (int64_t d = 0; d < head_dim; ++d) out[d] += w * v[d];
+        for (int64_t g = 0; g < group; ++g) {
+          const float w = scores[g * stride + (p - first)];
+          float* o = out + g * head_dim;
+          for (int64_t d = 0; d < head_dim; ++d) o[d] += w * v[d];
+        }
       }
     }
   });

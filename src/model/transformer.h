@@ -54,7 +54,7 @@ class Transformer {
   std::vector<int64_t> token_seq_;  // [T] sequence index of each token
   std::vector<int64_t> token_pos_;  // [T] position of each token
   int64_t capacity_context_ = 0;
-  std::vector<float> scores_;  // [num_threads, capacity_context]
+  std::vector<float> scores_;  // [num_threads, heads per KV group, capacity_context]
 };
 
 }  // namespace jisu

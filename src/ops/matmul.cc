@@ -396,6 +396,17 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   RunAll(&s, pool, parallel);
 }
 
+void DotRowsF32(const float* rows, int64_t row_stride, int64_t cols, int64_t num_rows,
+                const float* x, int64_t x_stride, int64_t num_x, float* y, int64_t y_stride) {
+  using matmul_internal::kMaxDotTokens;
+  const auto dot = matmul_internal::ActiveKernelSet().dot[matmul_internal::kWF32];
+  for (int64_t j = 0; j < num_x; j += kMaxDotTokens) {
+    const int n = static_cast<int>(std::min<int64_t>(kMaxDotTokens, num_x - j));
+    dot(reinterpret_cast<const uint8_t*>(rows), static_cast<size_t>(row_stride) * sizeof(float),
+        cols, num_rows, x + j * x_stride, x_stride, n, y + j * y_stride, y_stride);
+  }
+}
+
 void MatMulReference(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens,
                      float* y, int64_t y_stride) {
   std::vector<float> row(static_cast<size_t>(w.cols));

@@ -29,6 +29,13 @@ struct WeightMatrix {
 void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
             int64_t y_stride, ThreadPool& pool);
 
+// Dot products of float rows with up to a few vectors, single-threaded, on the best ISA:
+//   y[j * y_stride + r] = sum_{i < cols} x[j * x_stride + i] * rows[r * row_stride + i]
+// for r < num_rows, j < num_x. Used by attention (query heads of one KV group against the
+// keys of a cache block), where the caller already parallelizes.
+void DotRowsF32(const float* rows, int64_t row_stride, int64_t cols, int64_t num_rows,
+                const float* x, int64_t x_stride, int64_t num_x, float* y, int64_t y_stride);
+
 // Straightforward reference (dequantize each row, double accumulation); tests only.
 void MatMulReference(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens,
                      float* y, int64_t y_stride);
