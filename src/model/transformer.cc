@@ -195,11 +195,11 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
       for (int64_t t = b; t < e; ++t) {
         float* q = q_.data() + t * q_dim;
         float* k = k_.data() + t * kv_dim;
-        const float* v = v_.data() + t * kv_dim;
+        float* v = v_.data() + t * kv_dim;
         if (c.attention_bias) {
           AddInPlace(q, w.bq.data(), q_dim);
           AddInPlace(k, w.bk.data(), kv_dim);
-          AddInPlace(const_cast<float*>(v), w.bv.data(), kv_dim);
+          AddInPlace(v, w.bv.data(), kv_dim);
         }
         const int64_t pos = token_pos_[t];
         ApplyRope(q, c.num_heads, c.head_dim, pos, inv_freq_.data(), c.rope_style);

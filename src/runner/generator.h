@@ -63,8 +63,8 @@ class Generator {
 
  private:
   Generator(const Model& model, ThreadPool& pool, const GeneratorOptions& options);
-  // Feeds tokens [begin, end) of `ids` at positions begin.. and fills logits for `rows`
-  // (indices relative to begin).
+  // Feeds `ids` at positions start_position.. through the model and writes the logits of
+  // `rows` (indices into `ids`) to `logits`.
   Status Feed(std::span<const int32_t> ids, int64_t start_position, std::span<const int64_t> rows,
               float* logits);
 
