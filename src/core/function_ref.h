@@ -15,9 +15,9 @@ class FunctionRef;
 template <typename R, typename... Args>
 class FunctionRef<R(Args...)> {
  public:
-  template <typename F, typename = std::enable_if_t<
-                            !std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
-                            std::is_invocable_r_v<R, F&, Args...>>>
+  template <typename F,
+            typename = std::enable_if_t<!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
+                                        std::is_invocable_r_v<R, F&, Args...>>>
   FunctionRef(F&& f)  // NOLINT: implicit, like std::function
       : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_([](void* object, Args... args) -> R {

@@ -1,7 +1,7 @@
-// UTF-8 helpers (tokenizer, chat templates): decoding one code point with the Unicode "maximal subpart"
-// rule for invalid input (what Python's errors="replace" and Rust's from_utf8_lossy do), lossy
-// sanitizing, and encoding. Everything past Tokenizer::Encode's entry works on valid UTF-8 only;
-// Sanitize is what establishes that invariant.
+// UTF-8 helpers (tokenizer, chat templates): decoding one code point with the Unicode "maximal
+// subpart" rule for invalid input (what Python's errors="replace" and Rust's from_utf8_lossy do),
+// lossy sanitizing, and encoding. Everything past Tokenizer::Encode's entry works on valid UTF-8
+// only; Sanitize is what establishes that invariant.
 #pragma once
 
 #include <cstddef>

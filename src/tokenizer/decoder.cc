@@ -1,9 +1,9 @@
 #include "tokenizer/decoder.h"
 
+#include "core/utf8.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/json_util.h"
 #include "tokenizer/normalizer.h"
-#include "core/utf8.h"
 
 namespace jisu {
 

@@ -15,10 +15,10 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/utf8.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer.h"
-#include "core/utf8.h"
 
 namespace jisu {
 namespace {

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/utf8.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/json_util.h"
 #include "tokenizer/tokenizer.h"
-#include "core/utf8.h"
 
 namespace jisu {
 

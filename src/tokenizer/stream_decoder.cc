@@ -1,7 +1,7 @@
 #include <string>
 
-#include "tokenizer/tokenizer.h"
 #include "core/utf8.h"
+#include "tokenizer/tokenizer.h"
 
 namespace jisu {
 

@@ -7,10 +7,10 @@
 #include <random>
 #include <thread>
 
+#include "core/utf8.h"
 #include "tokenizer/test_util.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode_nfc.h"
-#include "core/utf8.h"
 
 namespace jisu {
 namespace {
