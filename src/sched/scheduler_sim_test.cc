@@ -7,6 +7,7 @@
 
 #include <random>
 #include <set>
+#include <string>
 
 #include "sched/scheduler_test_harness.h"
 
@@ -145,7 +146,16 @@ INSTANTIATE_TEST_SUITE_P(Configs, SchedulerSim,
                                            SimConfig{24, PrefixCacheMode::kOff, true, false, 4},
                                            SimConfig{24, PrefixCacheMode::kFull, true, true, 5},
                                            SimConfig{24, PrefixCacheMode::kShared, false, true, 6},
-                                           SimConfig{40, PrefixCacheMode::kFull, false, false, 7}));
+                                           SimConfig{40, PrefixCacheMode::kFull, false, false, 7}),
+                         [](const ::testing::TestParamInfo<SimConfig>& info) {
+                           const SimConfig& c = info.param;
+                           const char* mode = c.mode == PrefixCacheMode::kOff      ? "off"
+                                              : c.mode == PrefixCacheMode::kShared ? "shared"
+                                                                                   : "full";
+                           return "blocks" + std::to_string(c.num_blocks) + "_" + mode +
+                                  (c.chunked ? "_chunked" : "_whole") +
+                                  (c.cancels ? "_cancels" : "");
+                         });
 
 // The same workload (no cancels) with a tiny pool and a large one gives identical outputs.
 TEST(SchedulerSimCompare, TinyPoolMatchesLargePool) {
