@@ -1,0 +1,85 @@
+// The scheduler's per-request state. A request never has a prefill or decode "mode": it has
+// `tokens` (prompt followed by the tokens generated so far) and `num_computed_tokens`, the length
+// of the prefix whose KV is in the blocks of `block_table`; each step feeds it a slice of the
+// rest. Prompt ingestion, chunked prefill, prefix-cache hits and recomputation after preemption
+// are all that one catch-up loop (vLLM v1).
+// Invariants while running: 0 <= num_computed_tokens < num_tokens(); block_table covers at least
+// positions [0, num_computed_tokens) and at most [0, num_tokens()); the first
+// num_committed_blocks blocks are registered with the prefix cache and `parent_hash` is the hash
+// of the last of them (kRootBlockHash when none). While waiting (new or preempted) the table is
+// empty and num_computed_tokens is 0. Owned by the Scheduler; read-only to everyone else.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kv/eviction_policy.h"
+#include "kv/prefix_cache_hash.h"
+
+namespace jisu {
+
+using RequestId = int64_t;
+
+enum class RequestStatus {
+  kWaiting,    // queued, never run
+  kRunning,    // admitted: holds blocks, scheduled when the budget allows
+  kPreempted,  // was running, lost its blocks; queued again to recompute from token 0
+  kFinished,   // done or cancelled; holds nothing
+};
+
+enum class FinishReason {
+  kNone,
+  kLength,     // max_tokens generated, or the context (max_model_len) is full
+  kStop,       // the caller said so (EOS, stop string)
+  kCancelled,  // Cancel()
+};
+
+const char* RequestStatusName(RequestStatus s);
+const char* FinishReasonName(FinishReason r);
+
+// What the engine hands to Scheduler::AddRequest (validated there).
+struct NewRequest {
+  RequestId request_id = 0;  // unique among live requests
+  TenantId tenant = 0;       // >= 0; prefix-cache accounting and isolation
+  // Among running requests, larger is served first and preempted last. Admission from the
+  // queue is FIFO (preempted requests at its front) whatever the priority.
+  int32_t priority = 0;
+  std::vector<int32_t> prompt;
+  int64_t max_tokens = 16;  // >= 1 tokens to generate
+  std::string cache_salt;   // requests with different salts never share cached blocks
+  // Leading prompt tokens that are system/developer content: full blocks inside this prefix are
+  // committed to the prefix cache as BlockKind::kShared (kept in `shared` mode).
+  int64_t num_shared_prefix_tokens = 0;
+};
+
+struct SchedRequest {
+  RequestId request_id = 0;
+  TenantId tenant = 0;
+  int32_t priority = 0;
+  int64_t arrival = 0;          // admission order to the queue: smaller arrived earlier
+  std::vector<int32_t> tokens;  // [num_prompt_tokens + generated]
+  int64_t num_prompt_tokens = 0;
+  int64_t num_computed_tokens = 0;
+  std::vector<int32_t> block_table;  // block ids in position order
+  std::string cache_salt;
+  int64_t max_tokens = 0;
+  int64_t num_shared_prefix_tokens = 0;
+  RequestStatus status = RequestStatus::kWaiting;
+  FinishReason finish_reason = FinishReason::kNone;
+  int64_t num_committed_blocks = 0;
+  uint64_t parent_hash = kRootBlockHash;
+  int64_t num_preemptions = 0;
+
+  int64_t num_tokens() const { return static_cast<int64_t>(tokens.size()); }
+  int64_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
+  std::span<const int32_t> prompt() const {
+    return std::span<const int32_t>(tokens).first(static_cast<size_t>(num_prompt_tokens));
+  }
+  std::span<const int32_t> output() const {
+    return std::span<const int32_t>(tokens).subspan(static_cast<size_t>(num_prompt_tokens));
+  }
+};
+
+}  // namespace jisu

@@ -1,0 +1,433 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+#include <string>
+
+#include "kv/kv_cache.h"
+
+namespace jisu {
+
+const char* RequestStatusName(RequestStatus s) {
+  switch (s) {
+    case RequestStatus::kWaiting:
+      return "waiting";
+    case RequestStatus::kRunning:
+      return "running";
+    case RequestStatus::kPreempted:
+      return "preempted";
+    case RequestStatus::kFinished:
+      return "finished";
+  }
+  return "unknown";
+}
+
+const char* FinishReasonName(FinishReason r) {
+  switch (r) {
+    case FinishReason::kNone:
+      return "none";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Order of service: higher priority first, then earlier arrival.
+bool RunsBefore(const SchedRequest* a, const SchedRequest* b) {
+  if (a->priority != b->priority) return a->priority > b->priority;
+  return a->arrival < b->arrival;
+}
+
+}  // namespace
+
+Status Scheduler::ValidateFor(const SchedulerOptions& options, const BlockPool& pool) {
+  JISU_RETURN_IF_ERROR(options.Validate());
+  if (options.block_size != pool.block_size()) {
+    return Status::InvalidArgument(
+        "scheduler option block_size = " + std::to_string(options.block_size) +
+        " differs from the block pool's " + std::to_string(pool.block_size()));
+  }
+  const int64_t need = BlocksForTokens(options.max_model_len, options.block_size);
+  if (need > pool.num_blocks()) {
+    return Status::InvalidArgument(
+        "scheduler option max_model_len = " + std::to_string(options.max_model_len) + " needs " +
+        std::to_string(need) + " KV blocks but the pool has " + std::to_string(pool.num_blocks()) +
+        " (raise the KV memory or lower max_model_len)");
+  }
+  return Status::Ok();
+}
+
+Scheduler::Scheduler(const SchedulerOptions& options, BlockPool* pool, PrefixCache* cache)
+    : options_(options),
+      pool_(pool),
+      cache_(cache && cache->mode() != PrefixCacheMode::kOff ? cache : nullptr) {
+  assert(pool_ != nullptr);
+  assert(ValidateFor(options_, *pool_).ok());
+  running_.reserve(static_cast<size_t>(options_.max_seqs));
+}
+
+Status Scheduler::AddRequest(NewRequest request) {
+  const std::string id = "request " + std::to_string(request.request_id);
+  if (request.prompt.empty()) return Status::InvalidArgument(id + ": empty prompt");
+  if (static_cast<int64_t>(request.prompt.size()) >= options_.max_model_len) {
+    return Status::OutOfRange(id + ": prompt of " + std::to_string(request.prompt.size()) +
+                              " tokens leaves no room to generate within max_model_len = " +
+                              std::to_string(options_.max_model_len));
+  }
+  for (size_t i = 0; i < request.prompt.size(); ++i) {
+    if (request.prompt[i] < 0) {
+      return Status::InvalidArgument(id + ": negative token id " +
+                                     std::to_string(request.prompt[i]) + " at prompt position " +
+                                     std::to_string(i));
+    }
+  }
+  if (request.max_tokens < 1) {
+    return Status::InvalidArgument(id + ": max_tokens = " + std::to_string(request.max_tokens) +
+                                   " must be >= 1");
+  }
+  if (request.tenant < 0) {
+    return Status::InvalidArgument(id + ": tenant = " + std::to_string(request.tenant) +
+                                   " must be >= 0");
+  }
+  if (request.num_shared_prefix_tokens < 0) {
+    return Status::InvalidArgument(id + ": num_shared_prefix_tokens must be >= 0");
+  }
+  if (requests_.count(request.request_id)) {
+    return Status::InvalidArgument(id + ": id already in use by a live request");
+  }
+  if (static_cast<int64_t>(waiting_.size()) >= options_.max_queue) {
+    ++stats_.num_rejected;
+    return Status::ResourceExhausted(
+        "queue full: " + std::to_string(waiting_.size()) +
+        " requests waiting (max_queue = " + std::to_string(options_.max_queue) + "); retry later");
+  }
+  auto r = std::make_unique<SchedRequest>();
+  r->request_id = request.request_id;
+  r->tenant = request.tenant;
+  r->priority = request.priority;
+  r->arrival = next_arrival_++;
+  r->num_prompt_tokens = static_cast<int64_t>(request.prompt.size());
+  r->tokens = std::move(request.prompt);
+  r->cache_salt = std::move(request.cache_salt);
+  r->max_tokens = request.max_tokens;
+  r->num_shared_prefix_tokens = std::min(request.num_shared_prefix_tokens, r->num_prompt_tokens);
+  r->status = RequestStatus::kWaiting;
+  waiting_.push_back(r.get());
+  requests_.emplace(r->request_id, std::move(r));
+  return Status::Ok();
+}
+
+int64_t Scheduler::TokensToSchedule(const SchedRequest& r, int64_t budget) const {
+  const int64_t pending = r.num_tokens() - r.num_computed_tokens;
+  assert(pending >= 1);
+  if (!options_.chunked_prefill) return pending <= budget ? pending : 0;
+  int64_t n = std::min(pending, budget);
+  if (options_.max_chunk_tokens > 0) n = std::min(n, options_.max_chunk_tokens);
+  return n;
+}
+
+bool Scheduler::GrowTable(SchedRequest* r, int64_t end) {
+  const int64_t need =
+      BlocksForTokens(end, options_.block_size) - static_cast<int64_t>(r->block_table.size());
+  if (need <= 0) return true;
+  return pool_->AllocateInto(need, &r->block_table);
+}
+
+void Scheduler::ReleaseBlocks(SchedRequest* r) {
+  pool_->Free(r->block_table);
+  r->block_table.clear();
+  r->num_computed_tokens = 0;
+  r->num_committed_blocks = 0;
+  r->parent_hash = kRootBlockHash;
+}
+
+void Scheduler::Preempt(SchedRequest* r, StepPlan* plan) {
+  assert(!running_.empty() && running_.back() == r);
+  running_.pop_back();
+  ReleaseBlocks(r);
+  r->status = RequestStatus::kPreempted;
+  ++r->num_preemptions;
+  ++stats_.num_preemptions;
+  waiting_.push_front(r);
+  plan->preempted.push_back(r->request_id);
+}
+
+void Scheduler::InsertRunning(SchedRequest* r) {
+  running_.insert(std::upper_bound(running_.begin(), running_.end(), r, RunsBefore), r);
+}
+
+bool Scheduler::TryAdmit(SchedRequest* r, int64_t budget, int64_t* num_tokens) {
+  assert(r->block_table.empty() && r->num_computed_tokens == 0);
+  if (cache_) {
+    r->block_table = cache_->FindCachedPrefix(r->tokens, r->cache_salt, r->tenant, &r->parent_hash);
+    r->num_committed_blocks = static_cast<int64_t>(r->block_table.size());
+    r->num_computed_tokens = r->num_committed_blocks * options_.block_size;
+  }
+  const int64_t n = TokensToSchedule(*r, budget);
+  if (n == 0 || !GrowTable(r, r->num_computed_tokens + n)) {
+    ReleaseBlocks(r);  // drops the prefix hit's references
+    return false;
+  }
+  *num_tokens = n;
+  return true;
+}
+
+StepPlan Scheduler::Schedule() {
+  assert(!step_in_flight_ && "ApplyStepOutput must follow each Schedule");
+  StepPlan plan;
+  last_step_.clear();
+  int64_t budget = options_.max_batch_tokens;
+
+  // 1. Running requests, in service order. Victims come from the tail, which is never already
+  // scheduled this step (it is at or after index i), so the plan needs no undo.
+  for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    SchedRequest* r = running_[i];
+    const int64_t n = TokensToSchedule(*r, budget);
+    if (n == 0) continue;
+    bool self_preempted = false;
+    while (!GrowTable(r, r->num_computed_tokens + n)) {
+      SchedRequest* victim = running_.back();
+      Preempt(victim, &plan);
+      if (victim == r) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;  // r was the tail: nothing after it
+    last_step_.push_back({r, n});
+    budget -= n;
+  }
+
+  // 2. Admission, only if memory was not short this step.
+  if (plan.preempted.empty()) {
+    while (!waiting_.empty() && budget > 0 &&
+           static_cast<int64_t>(running_.size()) < options_.max_seqs) {
+      SchedRequest* r = waiting_.front();
+      int64_t n = 0;
+      if (!TryAdmit(r, budget, &n)) break;
+      waiting_.pop_front();
+      r->status = RequestStatus::kRunning;
+      InsertRunning(r);
+      last_step_.push_back({r, n});
+      budget -= n;
+    }
+  }
+
+  // Materialize: spans into the tables are taken now that no table grows any more this step.
+  int64_t total = 0;
+  for (const Slice& s : last_step_) total += s.num_tokens;
+  plan.token_ids.reserve(static_cast<size_t>(total));
+  plan.sequences.reserve(last_step_.size());
+  for (const Slice& s : last_step_) {
+    const SchedRequest& r = *s.request;
+    ScheduledSequence seq;
+    seq.request_id = r.request_id;
+    seq.num_tokens = s.num_tokens;
+    seq.token_offset = plan.num_tokens();
+    seq.start_position = r.num_computed_tokens;
+    const int64_t end = r.num_computed_tokens + s.num_tokens;
+    seq.block_table = std::span<const int32_t>(r.block_table)
+                          .first(static_cast<size_t>(BlocksForTokens(end, options_.block_size)));
+    seq.needs_logits = end == r.num_tokens();
+    plan.token_ids.insert(plan.token_ids.end(), r.tokens.begin() + r.num_computed_tokens,
+                          r.tokens.begin() + end);
+    if (seq.needs_logits) plan.logits_rows.push_back(plan.num_tokens() - 1);
+    plan.sequences.push_back(seq);
+  }
+  assert(plan.num_tokens() <= options_.max_batch_tokens);
+  assert(static_cast<int64_t>(plan.sequences.size()) <= options_.max_seqs);
+
+  ++stats_.num_steps;
+  stats_.last_step_tokens = plan.num_tokens();
+  stats_.last_step_seqs = static_cast<int64_t>(plan.sequences.size());
+  stats_.total_tokens_scheduled += plan.num_tokens();
+  step_in_flight_ = true;
+  return plan;
+}
+
+void Scheduler::CommitFullBlocks(SchedRequest* r) {
+  const int64_t bs = options_.block_size;
+  const int64_t num_full = r->num_computed_tokens / bs;
+  for (; r->num_committed_blocks < num_full; ++r->num_committed_blocks) {
+    const int64_t b = r->num_committed_blocks;
+    if (!cache_) continue;
+    const auto tokens = std::span<const int32_t>(r->tokens).subspan(static_cast<size_t>(b * bs),
+                                                                    static_cast<size_t>(bs));
+    const BlockKind kind =
+        (b + 1) * bs <= r->num_shared_prefix_tokens ? BlockKind::kShared : BlockKind::kPrivate;
+    r->parent_hash = cache_->CommitFullBlock(r->block_table[static_cast<size_t>(b)], r->parent_hash,
+                                             tokens, r->cache_salt, r->tenant, kind);
+  }
+}
+
+void Scheduler::Finish(SchedRequest* r, FinishReason reason,
+                       std::vector<FinishedRequest>* finished) {
+  if (r->status == RequestStatus::kRunning) {
+    running_.erase(std::find(running_.begin(), running_.end(), r));
+  } else {
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), r));
+  }
+  ReleaseBlocks(r);
+  r->status = RequestStatus::kFinished;
+  r->finish_reason = reason;
+  if (reason == FinishReason::kCancelled) {
+    ++stats_.num_cancelled;
+  } else {
+    ++stats_.num_finished;
+  }
+  if (finished) {
+    FinishedRequest f;
+    f.request_id = r->request_id;
+    f.reason = reason;
+    f.output_tokens.assign(r->output().begin(), r->output().end());
+    f.num_preemptions = r->num_preemptions;
+    finished->push_back(std::move(f));
+  }
+  const RequestId id = r->request_id;
+  requests_.erase(id);  // destroys *r
+}
+
+Result<std::vector<FinishedRequest>> Scheduler::ApplyStepOutput(const StepOutput& output) {
+  assert(step_in_flight_ && "ApplyStepOutput without a Schedule");
+  step_in_flight_ = false;
+
+  // Validate before mutating, so that a bad output leaves the state as it was.
+  std::unordered_map<RequestId, const SampledToken*> sampled;
+  sampled.reserve(output.sampled.size());
+  for (const SampledToken& t : output.sampled) {
+    if (!sampled.emplace(t.request_id, &t).second) {
+      return Status::InvalidArgument("step output: two tokens for request " +
+                                     std::to_string(t.request_id));
+    }
+  }
+  size_t matched = 0;
+  for (const Slice& s : last_step_) {
+    const SchedRequest& r = *s.request;
+    const bool needs = r.num_computed_tokens + s.num_tokens == r.num_tokens();
+    const bool has = sampled.count(r.request_id) > 0;
+    if (needs && !has) {
+      return Status::InvalidArgument("step output: no token for request " +
+                                     std::to_string(r.request_id));
+    }
+    if (has && !needs) {
+      return Status::InvalidArgument("step output: request " + std::to_string(r.request_id) +
+                                     " did not need a token this step");
+    }
+    matched += has ? 1 : 0;
+  }
+  if (matched != sampled.size()) {
+    return Status::InvalidArgument("step output: token for a request not in the step");
+  }
+
+  std::vector<FinishedRequest> finished;
+  for (const Slice& s : last_step_) {
+    SchedRequest* r = s.request;
+    r->num_computed_tokens += s.num_tokens;
+    CommitFullBlocks(r);
+    if (r->num_computed_tokens < r->num_tokens()) continue;
+    const SampledToken& t = *sampled.at(r->request_id);
+    r->tokens.push_back(t.token_id);
+    if (t.finished) {
+      Finish(r, FinishReason::kStop, &finished);
+    } else if (r->num_output_tokens() >= r->max_tokens ||
+               r->num_tokens() >= options_.max_model_len) {
+      Finish(r, FinishReason::kLength, &finished);
+    }
+  }
+  last_step_.clear();
+  return finished;
+}
+
+Status Scheduler::Cancel(RequestId request_id) {
+  auto it = requests_.find(request_id);
+  if (it == requests_.end()) {
+    return Status::NotFound("cancel: no live request " + std::to_string(request_id));
+  }
+  SchedRequest* r = it->second.get();
+  // A cancel between Schedule and ApplyStepOutput: forget r's slice of the step.
+  std::erase_if(last_step_, [r](const Slice& s) { return s.request == r; });
+  Finish(r, FinishReason::kCancelled, nullptr);
+  return Status::Ok();
+}
+
+const SchedRequest* Scheduler::Find(RequestId request_id) const {
+  auto it = requests_.find(request_id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+SchedulerStats Scheduler::stats() const {
+  SchedulerStats s = stats_;
+  s.num_running = static_cast<int64_t>(running_.size());
+  s.num_waiting = static_cast<int64_t>(waiting_.size());
+  s.kv_usage = pool_->stats().Usage();
+  std::vector<int64_t> tokens, blocks;
+  tokens.reserve(running_.size());
+  blocks.reserve(running_.size());
+  for (const SchedRequest* r : running_) {
+    // Slots reserved for this step's tokens count as used: they are filled by the forward pass.
+    tokens.push_back(std::min<int64_t>(
+        r->num_tokens(), static_cast<int64_t>(r->block_table.size()) * options_.block_size));
+    blocks.push_back(static_cast<int64_t>(r->block_table.size()));
+  }
+  s.kv_fragmentation = BlockPool::Fragmentation(tokens, blocks, options_.block_size);
+  return s;
+}
+
+Status Scheduler::CheckInvariants() const {
+  auto fail = [](const SchedRequest& r, const std::string& what) {
+    return Status::Internal("request " + std::to_string(r.request_id) + " (" +
+                            RequestStatusName(r.status) + "): " + what);
+  };
+  if (static_cast<int64_t>(running_.size()) > options_.max_seqs) {
+    return Status::Internal("more running requests than max_seqs");
+  }
+  if (running_.size() + waiting_.size() != requests_.size()) {
+    return Status::Internal("live requests are not exactly the running plus the waiting ones");
+  }
+  if (!std::is_sorted(running_.begin(), running_.end(), RunsBefore)) {
+    return Status::Internal("running requests out of service order");
+  }
+  std::vector<int64_t> refs(static_cast<size_t>(pool_->num_blocks()), 0);
+  for (const SchedRequest* r : running_) {
+    if (r->status != RequestStatus::kRunning) return fail(*r, "in the running list");
+    if (r->num_computed_tokens >= r->num_tokens() || r->num_computed_tokens < 0) {
+      return fail(*r, "num_computed_tokens out of [0, num_tokens)");
+    }
+    const int64_t n = static_cast<int64_t>(r->block_table.size());
+    if (n < BlocksForTokens(r->num_computed_tokens, options_.block_size) ||
+        n > BlocksForTokens(r->num_tokens(), options_.block_size)) {
+      return fail(*r, "block table does not fit num_computed_tokens / num_tokens");
+    }
+    if (r->num_committed_blocks != r->num_computed_tokens / options_.block_size) {
+      return fail(*r, "committed blocks lag the computed tokens");
+    }
+    for (int32_t b : r->block_table) {
+      if (b < 0 || b >= pool_->num_blocks()) return fail(*r, "block id out of range");
+      ++refs[static_cast<size_t>(b)];
+    }
+  }
+  for (const SchedRequest* r : waiting_) {
+    if (r->status != RequestStatus::kWaiting && r->status != RequestStatus::kPreempted) {
+      return fail(*r, "in the waiting queue");
+    }
+    if (!r->block_table.empty() || r->num_computed_tokens != 0) {
+      return fail(*r, "waiting with blocks or computed tokens");
+    }
+  }
+  for (int32_t b = 0; b < pool_->num_blocks(); ++b) {
+    if (refs[static_cast<size_t>(b)] != pool_->ref_count(b)) {
+      return Status::Internal(
+          "block " + std::to_string(b) + ": pool ref count " + std::to_string(pool_->ref_count(b)) +
+          " but " + std::to_string(refs[static_cast<size_t>(b)]) + " block-table entries");
+    }
+  }
+  return pool_->CheckInvariants();
+}
+
+}  // namespace jisu

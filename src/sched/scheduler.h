@@ -1,0 +1,129 @@
+// The scheduler: the POLICY that decides, step by step, which requests run and how many tokens
+// each is fed, who is admitted from the queue and who is preempted. The block pool and the
+// prefix cache (src/kv/) are the mechanism it drives; it owns no memory but request state.
+//
+// One step: Schedule() -> StepPlan -> (runner: forward + sample) -> ApplyStepOutput(StepOutput).
+// Schedule():
+//   1. Running requests, highest priority then earliest arrival first, each fed min(pending
+//      tokens, max_chunk_tokens, remaining budget) tokens: a decode gets 1, an unfinished prefill
+//      its next chunk. Blocks for those tokens are allocated; when the pool has none, the
+//      running request with the lowest priority / latest arrival (the tail of that order) is
+//      preempted by recomputation (blocks freed, num_computed_tokens reset to 0, back to the
+//      front of the queue) and allocation retried. A step never fails.
+//   2. If nothing was preempted, waiting requests are admitted in queue order while the budget,
+//      max_seqs and the pool allow. On admission the prefix cache is asked for the longest
+//      cached chain: those tokens are not recomputed. Admission never preempts, and stops at the
+//      first request that does not fit (no overtaking: no starvation).
+// ApplyStepOutput(): advances num_computed_tokens, commits newly full blocks to the prefix cache,
+// appends sampled tokens, and finishes requests (freeing their blocks at once).
+//
+// Invariants between steps (CheckInvariants): every block reference the scheduler holds is in
+// exactly one request's block table; running requests <= max_seqs; a request is in exactly one
+// of running / waiting, or gone once finished.
+// Not thread-safe: the engine loop thread owns the scheduler, the pool and the cache. Call
+// AddRequest / Cancel between steps (after ApplyStepOutput), not while a plan is executing.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "jisu/status.h"
+#include "kv/block_pool.h"
+#include "kv/prefix_cache.h"
+#include "sched/sched_request.h"
+#include "sched/scheduler_options.h"
+#include "sched/step_plan.h"
+
+namespace jisu {
+
+struct SchedulerStats {
+  int64_t num_running = 0;
+  int64_t num_waiting = 0;  // including preempted ones queued for recomputation
+  int64_t num_steps = 0;
+  int64_t last_step_tokens = 0;  // tokens scheduled by the last Schedule()
+  int64_t last_step_seqs = 0;
+  int64_t total_tokens_scheduled = 0;
+  int64_t num_preemptions = 0;  // so far
+  int64_t num_finished = 0;
+  int64_t num_cancelled = 0;
+  int64_t num_rejected = 0;     // AddRequest refused: queue full
+  double kv_usage = 0;          // pool blocks in use / all blocks
+  double kv_fragmentation = 0;  // over running requests: allocated-but-unfilled / allocated slots
+};
+
+class Scheduler {
+ public:
+  // `pool` must outlive the scheduler; `cache` may be null (no prefix caching) and must then
+  // also outlive it. Preconditions (asserted): options.Validate() is Ok, options.block_size ==
+  // pool->block_size(), and the pool holds a max_model_len sequence (see ValidateFor).
+  Scheduler(const SchedulerOptions& options, BlockPool* pool, PrefixCache* cache);
+
+  // Checks the options against a pool shape: Validate() plus block_size agreement and enough
+  // blocks for one sequence of max_model_len (else a lone request could preempt itself forever).
+  static Status ValidateFor(const SchedulerOptions& options, const BlockPool& pool);
+
+  // Queues a request. InvalidArgument: empty prompt, negative token id, max_tokens < 1, bad
+  // tenant or shared-prefix count, duplicate live id; OutOfRange: prompt of max_model_len
+  // tokens or more (no room to generate); ResourceExhausted: the waiting queue holds max_queue.
+  Status AddRequest(NewRequest request);
+
+  // Plans the next step (see the header comment). Must be followed by ApplyStepOutput before the
+  // next Schedule (asserted). An empty plan means nothing can run (no requests).
+  StepPlan Schedule();
+
+  // Folds in the runner's result for the last plan: `output.sampled` has one token per
+  // needs_logits sequence (those of requests cancelled meanwhile are ignored). Returns the
+  // requests that finished in this step, with their outputs. InvalidArgument (and no change:
+  // the next Schedule re-plans the same tokens) if a needs_logits request has no token, two, or
+  // a token comes for a request that did not need one.
+  Result<std::vector<FinishedRequest>> ApplyStepOutput(const StepOutput& output);
+
+  // Frees the request at once, whatever its state. NotFound if no live request has this id.
+  Status Cancel(RequestId request_id);
+
+  SchedulerStats stats() const;
+  const SchedulerOptions& options() const { return options_; }
+  // Null if no live request has this id.
+  const SchedRequest* Find(RequestId request_id) const;
+  int64_t num_running() const { return static_cast<int64_t>(running_.size()); }
+  int64_t num_waiting() const { return static_cast<int64_t>(waiting_.size()); }
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+
+  // Full consistency check, for tests (O(requests + blocks)). Assumes the scheduler is the only
+  // holder of block references: pool ref counts must equal block-table occurrences.
+  Status CheckInvariants() const;
+
+ private:
+  struct Slice {
+    SchedRequest* request;
+    int64_t num_tokens;
+  };
+
+  // Tokens to feed `r` this step given `budget` (0: none fit).
+  int64_t TokensToSchedule(const SchedRequest& r, int64_t budget) const;
+  // Grows r's table to cover [0, end); false (no change) if the pool cannot.
+  bool GrowTable(SchedRequest* r, int64_t end);
+  void Preempt(SchedRequest* r, StepPlan* plan);
+  void ReleaseBlocks(SchedRequest* r);
+  void InsertRunning(SchedRequest* r);
+  bool TryAdmit(SchedRequest* r, int64_t budget, int64_t* num_tokens);
+  void CommitFullBlocks(SchedRequest* r);
+  void Finish(SchedRequest* r, FinishReason reason, std::vector<FinishedRequest>* finished);
+
+  SchedulerOptions options_;
+  BlockPool* pool_;
+  PrefixCache* cache_;  // null or mode off: no caching
+  std::unordered_map<RequestId, std::unique_ptr<SchedRequest>> requests_;  // live ones
+  // Sorted by (priority desc, arrival asc): scheduled front to back, preempted from the back.
+  std::vector<SchedRequest*> running_;
+  std::deque<SchedRequest*> waiting_;  // FIFO; preempted requests go to the front
+  std::vector<Slice> last_step_;       // what the last plan fed, until ApplyStepOutput
+  bool step_in_flight_ = false;
+  int64_t next_arrival_ = 0;
+  SchedulerStats stats_;
+};
+
+}  // namespace jisu
