@@ -1,0 +1,285 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "tokenizer/tokenizer.h"
+
+namespace jisu {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+const char* ReasonName(FinishReason r) {
+  switch (r) {
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kCancelled:
+      return "cancelled";
+    case FinishReason::kNone:
+      break;
+  }
+  return "stop";
+}
+
+}  // namespace
+
+struct Engine::Live {
+  Live(const EngineRequest& r, OutputCallback cb, const Tokenizer& tok, double t)
+      : request(r),
+        callback(std::move(cb)),
+        sampler(r.sampling),
+        stops(r.sampling.stop),
+        decoder(tok),
+        submit_time(t) {}
+  EngineRequest request;
+  OutputCallback callback;
+  Sampler sampler;
+  StopMatcher stops;
+  StreamDecoder decoder;
+  double submit_time;
+  double first_token_time = 0;
+  int64_t cached_tokens = -1;  // set when first scheduled
+  bool stopped_by_string = false;
+  std::vector<int32_t> step_tokens;  // sampled this step, not yet emitted
+  std::string step_text;
+};
+
+Status EngineOptions::Validate() const {
+  JISU_RETURN_IF_ERROR(scheduler.Validate());
+  JISU_RETURN_IF_ERROR(BlockPool::Validate(kv_blocks, scheduler.block_size));
+  if (num_threads < 0) return Status::InvalidArgument("engine: num_threads must be >= 0");
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const EngineOptions& options) {
+  if (!model.has_weights()) return Status::InvalidArgument("engine: the model has no weights");
+  JISU_RETURN_IF_ERROR(options.Validate());
+  if (options.scheduler.max_model_len > model.config().max_position) {
+    return Status::InvalidArgument("engine: max_model_len exceeds the model's context of " +
+                                   std::to_string(model.config().max_position));
+  }
+  const ModelConfig& c = model.config();
+  KvCacheShape shape{c.num_layers, c.num_kv_heads, c.head_dim, options.scheduler.block_size,
+                     options.kv_blocks};
+  JISU_ASSIGN_OR_RETURN(auto kv, KvCache::Create(shape));
+  std::unique_ptr<Engine> engine(new Engine(model, options, std::move(kv)));
+  JISU_RETURN_IF_ERROR(Scheduler::ValidateFor(options.scheduler, engine->blocks_));
+  engine->thread_ = std::thread([e = engine.get()] { e->Loop(); });
+  return engine;
+}
+
+Engine::Engine(const Model& model, const EngineOptions& options, std::unique_ptr<KvCache> kv)
+    : model_(model),
+      options_(options),
+      pool_(options.num_threads),
+      kv_(std::move(kv)),
+      blocks_(static_cast<int32_t>(options.kv_blocks),
+              static_cast<int32_t>(options.scheduler.block_size)),
+      prefix_(&blocks_, options.prefix_cache),
+      scheduler_(options.scheduler, &blocks_, &prefix_),
+      transformer_(model.config(), model.weights(), pool_),
+      runner_(transformer_, *kv_) {}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<RequestId> Engine::Submit(EngineRequest request, OutputCallback on_output) {
+  JISU_RETURN_IF_ERROR(request.sampling.Validate());
+  if (request.prompt.empty()) return Status::InvalidArgument("the prompt is empty");
+  if (static_cast<int64_t>(request.prompt.size()) >= options_.scheduler.max_model_len) {
+    return Status::OutOfRange("prompt of " + std::to_string(request.prompt.size()) +
+                              " tokens does not fit the context of " +
+                              std::to_string(options_.scheduler.max_model_len) + " tokens");
+  }
+  const int64_t vocab = model_.config().vocab_size;
+  for (int32_t id : request.prompt) {
+    if (id < 0 || id >= vocab) return Status::InvalidArgument("prompt token id out of range");
+  }
+  if (request.sampling.max_tokens < 1) return Status::InvalidArgument("max_tokens must be >= 1");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_) return Status::ResourceExhausted("engine is shutting down");
+  if (static_cast<int64_t>(inbox_.size()) + sched_snapshot_.num_waiting >=
+      options_.scheduler.max_queue) {
+    return Status::ResourceExhausted("queue full (" + std::to_string(options_.scheduler.max_queue) +
+                                     " waiting requests)");
+  }
+  const RequestId id = next_id_++;
+  inbox_.push_back(Pending{id, std::move(request), std::move(on_output), Now()});
+  wake_.notify_one();
+  return id;
+}
+
+void Engine::Cancel(RequestId request_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancels_.push_back(request_id);
+  wake_.notify_one();
+}
+
+SchedulerStats Engine::scheduler_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sched_snapshot_;
+}
+BlockPoolStats Engine::pool_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pool_snapshot_;
+}
+PrefixCacheStats Engine::prefix_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return prefix_snapshot_;
+}
+
+void Engine::Loop() {
+  for (;;) {
+    std::deque<Pending> inbox;
+    std::vector<RequestId> cancels;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] {
+        return stop_ || !inbox_.empty() || !cancels_.empty() || !scheduler_.idle();
+      });
+      if (stop_) break;
+      inbox.swap(inbox_);
+      cancels.swap(cancels_);
+    }
+    for (Pending& p : inbox) {
+      NewRequest r;
+      r.request_id = p.id;
+      r.tenant = p.request.tenant;
+      r.priority = p.request.priority;
+      r.prompt = p.request.prompt;
+      r.max_tokens = p.request.sampling.max_tokens;
+      r.cache_salt = p.request.cache_salt;
+      r.num_shared_prefix_tokens = p.request.num_shared_prefix_tokens;
+      Status s = scheduler_.AddRequest(std::move(r));
+      if (!s.ok()) {
+        EngineOutput out;
+        out.request_id = p.id;
+        out.finished = true;
+        out.finish_reason = "error";
+        out.error = s;
+        p.callback(out);
+        continue;
+      }
+      live_[p.id] = std::make_unique<Live>(p.request, std::move(p.callback), model_.tokenizer(),
+                                           p.submit_time);
+    }
+    for (RequestId id : cancels) {
+      auto it = live_.find(id);
+      if (it == live_.end()) continue;
+      (void)scheduler_.Cancel(id);
+      EngineOutput out;
+      out.request_id = id;
+      out.finished = true;
+      out.finish_reason = "cancelled";
+      out.elapsed_seconds = Now() - it->second->submit_time;
+      it->second->callback(out);
+      live_.erase(it);
+    }
+    if (!scheduler_.idle()) Step();
+    std::lock_guard<std::mutex> lock(mu_);
+    sched_snapshot_ = scheduler_.stats();
+    pool_snapshot_ = blocks_.stats();
+    prefix_snapshot_ = prefix_.stats();
+  }
+  for (auto& [id, live] : live_) {
+    (void)scheduler_.Cancel(id);
+    EngineOutput out;
+    out.request_id = id;
+    out.finished = true;
+    out.finish_reason = "cancelled";
+    live->callback(out);
+  }
+  live_.clear();
+}
+
+void Engine::Step() {
+  StepPlan plan = scheduler_.Schedule();
+  if (plan.empty()) return;
+  for (const ScheduledSequence& s : plan.sequences) {
+    Live& l = *live_.at(s.request_id);
+    if (l.cached_tokens < 0) l.cached_tokens = s.start_position;
+  }
+  const int32_t vocab = static_cast<int32_t>(model_.config().vocab_size);
+  const std::vector<int32_t>& eos = model_.eos_ids();
+  auto sample = [&](RequestId id, float* logits) {
+    Live& l = *live_.at(id);
+    const SchedRequest* r = scheduler_.Find(id);
+    SampledToken t;
+    t.token_id = l.sampler.Sample(logits, vocab, r->prompt(), r->output());
+    if (!l.request.sampling.ignore_eos &&
+        std::find(eos.begin(), eos.end(), t.token_id) != eos.end()) {
+      t.finished = true;
+    } else {
+      StopMatcher::Output o = l.stops.Push(l.decoder.Push(t.token_id));
+      l.step_text += o.text;
+      if (o.stopped) {
+        t.finished = true;
+        l.stopped_by_string = true;
+      }
+    }
+    l.step_tokens.push_back(t.token_id);
+    return t;
+  };
+  auto out = runner_.Run(plan, sample);
+  if (!out.ok()) {
+    // A failed forward pass fails the requests of this step; the engine keeps serving.
+    for (const ScheduledSequence& s : plan.sequences) {
+      auto it = live_.find(s.request_id);
+      if (it == live_.end()) continue;
+      (void)scheduler_.Cancel(s.request_id);
+      EngineOutput o;
+      o.request_id = s.request_id;
+      o.finished = true;
+      o.finish_reason = "error";
+      o.error = out.status();
+      it->second->callback(o);
+      live_.erase(it);
+    }
+    return;
+  }
+  auto done = scheduler_.ApplyStepOutput(*out);
+  std::map<RequestId, FinishReason> finished;
+  if (done.ok()) {
+    for (const FinishedRequest& f : *done) finished[f.request_id] = f.reason;
+  }
+  const double now = Now();
+  for (const SampledToken& t : out->sampled) {
+    auto it = live_.find(t.request_id);
+    if (it == live_.end()) continue;
+    Live& l = *it->second;
+    if (l.first_token_time == 0) l.first_token_time = now;
+    EngineOutput o;
+    o.request_id = t.request_id;
+    o.token_ids.swap(l.step_tokens);
+    o.text.swap(l.step_text);
+    o.num_prompt_tokens = static_cast<int64_t>(l.request.prompt.size());
+    o.num_cached_prompt_tokens = std::max<int64_t>(0, l.cached_tokens);
+    o.ttft_seconds = l.first_token_time - l.submit_time;
+    o.elapsed_seconds = now - l.submit_time;
+    auto f = finished.find(t.request_id);
+    if (f != finished.end()) {
+      if (!l.stopped_by_string) {  // release held-back text (incomplete UTF-8, stop prefixes)
+        StopMatcher::Output rest = l.stops.Push(l.decoder.Flush());
+        o.text += rest.text;
+        if (!rest.stopped) o.text += l.stops.Flush();
+      }
+      o.finished = true;
+      o.finish_reason = ReasonName(f->second);
+    }
+    l.callback(o);
+    if (o.finished) live_.erase(it);
+  }
+}
+
+}  // namespace jisu

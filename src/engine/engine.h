@@ -1,0 +1,115 @@
+// The serving engine: a thread-safe front (Submit, Cancel) and one loop thread that runs
+// schedule -> forward -> sample -> emit, step after step, over the paged KV pool with
+// continuous batching, chunked prefill, prefix caching and preemption (sched/, kv/).
+// Outputs are delivered through each request's callback, called on the loop thread: it must
+// return quickly (copy, enqueue, signal) and must not call back into the engine.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "engine/step_runner.h"
+#include "jisu/status.h"
+#include "kv/block_pool.h"
+#include "kv/prefix_cache.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+#include "sched/scheduler.h"
+
+namespace jisu {
+
+struct EngineOptions {
+  SchedulerOptions scheduler;  // token budget, max seqs, queue, chunking, block size, max len
+  int64_t kv_blocks = 0;       // KV pool size in blocks (the caller derives it from memory)
+  PrefixCacheMode prefix_cache = PrefixCacheMode::kShared;
+  int num_threads = 0;  // forward-pass threads, 0 = all
+  Status Validate() const;
+};
+
+struct EngineRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;
+  TenantId tenant = 0;
+  int32_t priority = 0;
+  std::string cache_salt;
+  int64_t num_shared_prefix_tokens = 0;  // leading system/developer tokens
+};
+
+struct EngineOutput {
+  RequestId request_id = 0;
+  std::vector<int32_t> token_ids;  // new tokens since the previous output
+  std::string text;                // new text (never a split UTF-8 character)
+  bool finished = false;
+  std::string finish_reason;  // "stop", "length", "cancelled", "error" (when finished)
+  Status error;               // set with finish_reason "error"
+  int64_t num_prompt_tokens = 0;
+  int64_t num_cached_prompt_tokens = 0;  // served from the prefix cache at admission
+  double ttft_seconds = 0;               // submit -> first token (set from the first token on)
+  double elapsed_seconds = 0;            // submit -> this output
+};
+
+using OutputCallback = std::function<void(const EngineOutput&)>;
+
+class Engine {
+ public:
+  // `model` must outlive the engine.
+  static Result<std::unique_ptr<Engine>> Create(const Model& model, const EngineOptions& options);
+  ~Engine();  // stops the loop; unfinished requests get a "cancelled" output
+
+  // Validates and queues the request; the callback then receives its outputs. Errors that can
+  // be seen at once (bad sampling params, prompt too long, queue full) are returned here.
+  Result<RequestId> Submit(EngineRequest request, OutputCallback on_output);
+  // Cancels a request at any time; its blocks are freed before the next step. Unknown or
+  // finished ids are ignored.
+  void Cancel(RequestId request_id);
+
+  SchedulerStats scheduler_stats() const;
+  BlockPoolStats pool_stats() const;
+  PrefixCacheStats prefix_stats() const;
+
+ private:
+  struct Live;  // per-request state owned by the loop thread
+  Engine(const Model& model, const EngineOptions& options, std::unique_ptr<KvCache> kv);
+  void Loop();
+  void Step();
+
+  const Model& model_;
+  EngineOptions options_;
+  ThreadPool pool_;
+  std::unique_ptr<KvCache> kv_;
+  BlockPool blocks_;
+  PrefixCache prefix_;
+  Scheduler scheduler_;
+  Transformer transformer_;
+  StepRunner runner_;
+
+  mutable std::mutex mu_;  // guards the inbox, the counters and the stats snapshots
+  std::condition_variable wake_;
+  struct Pending {
+    RequestId id;
+    EngineRequest request;
+    OutputCallback callback;
+    double submit_time;
+  };
+  std::deque<Pending> inbox_;
+  std::vector<RequestId> cancels_;
+  bool stop_ = false;
+  RequestId next_id_ = 1;
+  SchedulerStats sched_snapshot_;
+  BlockPoolStats pool_snapshot_;
+  PrefixCacheStats prefix_snapshot_;
+
+  std::map<RequestId, std::unique_ptr<Live>> live_;  // loop thread only
+  std::thread thread_;
+};
+
+}  // namespace jisu
