@@ -213,6 +213,10 @@ TEST_F(CliTest, BadFlagsFailCleanly) {
   ExpectCleanError(r, "not both");
   r = Jisu({"convert", "-m", kTiny, "-o", (dir_ / "x.gguf").string(), "--type", "q3_z"});
   ExpectCleanError(r, "--type");
+  r = Jisu({"bench-engine", "-m", kTiny, "--kv-memory", "12XB"});
+  ExpectCleanError(r, "--kv-memory");
+  r = Jisu({"bench-engine", "-m", kTiny, "-c", "1,0"});
+  ExpectCleanError(r, "--concurrency");
   r = Jisu({"frobnicate"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_FALSE(r.signaled);

@@ -23,6 +23,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterPerplexity(app);
   RegisterConvert(app);
   RegisterBench(app);
+  RegisterBenchEngine(app);
   RegisterInfo(app);
 }
 

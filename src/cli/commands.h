@@ -23,5 +23,6 @@ void RegisterChatTemplate(CLI::App& app);
 void RegisterPerplexity(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterConvert(CLI::App& app);
+void RegisterBenchEngine(CLI::App& app);
 
 }  // namespace jisu::cli
