@@ -12,20 +12,6 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-const char* ReasonName(FinishReason r) {
-  switch (r) {
-    case FinishReason::kLength:
-      return "length";
-    case FinishReason::kStop:
-      return "stop";
-    case FinishReason::kCancelled:
-      return "cancelled";
-    case FinishReason::kNone:
-      break;
-  }
-  return "stop";
-}
-
 }  // namespace
 
 struct Engine::Live {
@@ -275,7 +261,7 @@ void Engine::Step() {
         if (!rest.stopped) o.text += l.stops.Flush();
       }
       o.finished = true;
-      o.finish_reason = ReasonName(f->second);
+      o.finish_reason = FinishReasonName(f->second);
     }
     l.callback(o);
     if (o.finished) live_.erase(it);
