@@ -8,6 +8,7 @@
 #include "engine/step_runner.h"
 #include "kv/block_pool.h"
 #include "kv/prefix_cache.h"
+#include "model/cpu_backend.h"
 #include "model/model.h"
 #include "runner/generator.h"
 #include "sampling/sampler.h"
@@ -95,11 +96,9 @@ TEST_P(BatchedGenerationTest, ConcurrentGreedyEqualsOneAtATime) {
   ASSERT_TRUE(options.Validate().ok());
   ASSERT_TRUE(Scheduler::ValidateFor(options, blocks).ok());
   Scheduler scheduler(options, &blocks, &cache);
-  auto kv =
-      KvCache::Create({mc.num_layers, mc.num_kv_heads, mc.head_dim, block_size, cfg.num_blocks});
-  ASSERT_TRUE(kv.ok());
-  Transformer transformer(mc, model_->weights(), *pool_);
-  StepRunner runner(transformer, **kv);
+  auto backend = CpuBackend::Create(*model_, {cfg.num_blocks, block_size, 2});
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  StepRunner runner(**backend);
 
   // The same requests twice over; the second round arrives after the first has finished, so
   // it can reuse the first round's cached blocks.

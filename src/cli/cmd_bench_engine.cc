@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "backend/backend_factory.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "engine/engine.h"
@@ -24,32 +25,10 @@ struct BenchEngineFlags {
   int64_t gen_tokens = 64;
   int64_t shared_prefix = 1000;
   std::string kv_memory = "1GiB";
+  std::string device = "cpu";
   int threads = 0;
   bool json = false;
 };
-
-Result<uint64_t> ParseBytes(const std::string& text) {
-  size_t pos = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &pos);
-  } catch (...) {
-    return Status::InvalidArgument("--kv-memory: not a size: " + text);
-  }
-  const std::string unit = text.substr(pos);
-  double scale = 1;
-  if (unit == "KiB")
-    scale = 1024.0;
-  else if (unit == "MiB")
-    scale = 1024.0 * 1024;
-  else if (unit == "GiB")
-    scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty() && unit != "B")
-    return Status::InvalidArgument("--kv-memory: unit must be B, KiB, MiB or GiB");
-  if (!(value > 0) || value * scale > 1e13)
-    return Status::InvalidArgument("--kv-memory: out of range");
-  return static_cast<uint64_t>(value * scale);
-}
 
 // Runs `requests` to completion; returns wall seconds and fills per-request TTFTs.
 Result<double> RunAll(Engine& engine, const std::vector<EngineRequest>& requests,
@@ -82,7 +61,7 @@ Result<double> RunAll(Engine& engine, const std::vector<EngineRequest>& requests
 
 Status RunBenchEngine(const BenchEngineFlags& f) {
   JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
-  JISU_ASSIGN_OR_RETURN(uint64_t kv_bytes, ParseBytes(f.kv_memory));
+  JISU_ASSIGN_OR_RETURN(KvMemory kv_memory, KvMemory::Parse(f.kv_memory));
   std::vector<int> levels;
   {
     std::stringstream ss(f.concurrency);
@@ -103,9 +82,16 @@ Status RunBenchEngine(const BenchEngineFlags& f) {
   options.scheduler.max_model_len = std::min<int64_t>(
       c.max_position, std::max(f.prompt_tokens, f.shared_prefix + 16) + f.gen_tokens + 1);
   options.scheduler.max_batch_tokens = 512;
-  KvCacheShape shape{c.num_layers, c.num_kv_heads, c.head_dim, 16, 1};
-  options.kv_blocks = static_cast<int64_t>(kv_bytes / shape.BytesPerBlock());
-  JISU_ASSIGN_OR_RETURN(auto engine, Engine::Create(*model, options));
+  BackendOptions backend_options;
+  backend_options.device = f.device;
+  backend_options.kv_memory = kv_memory;
+  backend_options.block_size = options.scheduler.block_size;
+  backend_options.num_threads = threads;
+  JISU_ASSIGN_OR_RETURN(auto backend, CreateBackend(*model, backend_options));
+  const int64_t kv_blocks = backend->num_kv_blocks();
+  std::fprintf(stderr, "backend: %s, %lld KV blocks\n", backend->description().c_str(),
+               static_cast<long long>(kv_blocks));
+  JISU_ASSIGN_OR_RETURN(auto engine, Engine::Create(*model, options, std::move(backend)));
 
   std::mt19937 rng(7);
   std::uniform_int_distribution<int32_t> token(3, static_cast<int32_t>(c.vocab_size) - 1);
@@ -122,7 +108,8 @@ Status RunBenchEngine(const BenchEngineFlags& f) {
   nlohmann::json out;
   out["model"] = model->path();
   out["threads"] = threads;
-  out["kv_blocks"] = options.kv_blocks;
+  out["kv_blocks"] = kv_blocks;
+  out["backend"] = engine->backend().description();
   std::printf("| concurrency | requests | output tok/s | mean TTFT ms |\n|---|---|---|---|\n");
   for (int level : levels) {
     std::vector<EngineRequest> reqs(static_cast<size_t>(level), base);
@@ -173,7 +160,9 @@ void RegisterBenchEngine(CLI::App& app) {
   cmd->add_option("-n,--n-gen", flags->gen_tokens, "generated tokens per request");
   cmd->add_option("--shared-prefix", flags->shared_prefix,
                   "shared prefix for the TTFT test (0 = skip)");
-  cmd->add_option("--kv-memory", flags->kv_memory, "KV pool size, e.g. 512MiB, 2GiB");
+  cmd->add_option("--kv-memory", flags->kv_memory,
+                  "KV pool: a size (512MiB, 2GiB) or a fraction of free memory (0.9)");
+  cmd->add_option("--device", flags->device, "auto, cpu, cuda or cuda:N");
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
   cmd->add_flag("--json", flags->json, "also print one JSON object");
   cmd->callback([flags] { ReportStatus(RunBenchEngine(*flags)); });

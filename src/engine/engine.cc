@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "model/cpu_backend.h"
 #include "tokenizer/tokenizer.h"
 
 namespace jisu {
@@ -37,39 +38,45 @@ struct Engine::Live {
 
 Status EngineOptions::Validate() const {
   JISU_RETURN_IF_ERROR(scheduler.Validate());
-  JISU_RETURN_IF_ERROR(BlockPool::Validate(kv_blocks, scheduler.block_size));
   if (num_threads < 0) return Status::InvalidArgument("engine: num_threads must be >= 0");
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const EngineOptions& options) {
+Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const EngineOptions& options,
+                                               std::unique_ptr<ForwardBackend> backend) {
   if (!model.has_weights()) return Status::InvalidArgument("engine: the model has no weights");
   JISU_RETURN_IF_ERROR(options.Validate());
   if (options.scheduler.max_model_len > model.config().max_position) {
     return Status::InvalidArgument("engine: max_model_len exceeds the model's context of " +
                                    std::to_string(model.config().max_position));
   }
-  const ModelConfig& c = model.config();
-  KvCacheShape shape{c.num_layers, c.num_kv_heads, c.head_dim, options.scheduler.block_size,
-                     options.kv_blocks};
-  JISU_ASSIGN_OR_RETURN(auto kv, KvCache::Create(shape));
-  std::unique_ptr<Engine> engine(new Engine(model, options, std::move(kv)));
+  if (!backend) {
+    JISU_RETURN_IF_ERROR(BlockPool::Validate(options.kv_blocks, options.scheduler.block_size));
+    CpuBackendOptions cpu{options.kv_blocks, options.scheduler.block_size, options.num_threads};
+    JISU_ASSIGN_OR_RETURN(backend, CpuBackend::Create(model, cpu));
+  }
+  if (backend->kv_block_size() != options.scheduler.block_size) {
+    return Status::InvalidArgument(
+        "engine: the backend's KV block size differs from the "
+        "scheduler's");
+  }
+  JISU_RETURN_IF_ERROR(BlockPool::Validate(backend->num_kv_blocks(), options.scheduler.block_size));
+  std::unique_ptr<Engine> engine(new Engine(model, options, std::move(backend)));
   JISU_RETURN_IF_ERROR(Scheduler::ValidateFor(options.scheduler, engine->blocks_));
   engine->thread_ = std::thread([e = engine.get()] { e->Loop(); });
   return engine;
 }
 
-Engine::Engine(const Model& model, const EngineOptions& options, std::unique_ptr<KvCache> kv)
+Engine::Engine(const Model& model, const EngineOptions& options,
+               std::unique_ptr<ForwardBackend> backend)
     : model_(model),
       options_(options),
-      pool_(options.num_threads),
-      kv_(std::move(kv)),
-      blocks_(static_cast<int32_t>(options.kv_blocks),
+      backend_(std::move(backend)),
+      blocks_(static_cast<int32_t>(backend_->num_kv_blocks()),
               static_cast<int32_t>(options.scheduler.block_size)),
       prefix_(&blocks_, options.prefix_cache),
       scheduler_(options.scheduler, &blocks_, &prefix_),
-      transformer_(model.config(), model.weights(), pool_),
-      runner_(transformer_, *kv_) {}
+      runner_(*backend_) {}
 
 Engine::~Engine() {
   {

@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/thread_pool.h"
 #include "engine/step_runner.h"
 #include "jisu/status.h"
 #include "kv/block_pool.h"
 #include "kv/prefix_cache.h"
+#include "model/forward_backend.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "sched/scheduler.h"
@@ -29,9 +29,11 @@ namespace jisu {
 
 struct EngineOptions {
   SchedulerOptions scheduler;  // token budget, max seqs, queue, chunking, block size, max len
-  int64_t kv_blocks = 0;       // KV pool size in blocks (the caller derives it from memory)
+  // KV pool size in blocks when the engine makes its own CPU backend; with a given backend
+  // the backend's num_kv_blocks() is used.
+  int64_t kv_blocks = 0;
   PrefixCacheMode prefix_cache = PrefixCacheMode::kShared;
-  int num_threads = 0;  // forward-pass threads, 0 = all
+  int num_threads = 0;  // CPU forward-pass threads when the engine makes its backend, 0 = all
   Status Validate() const;
 };
 
@@ -61,8 +63,10 @@ using OutputCallback = std::function<void(const EngineOutput&)>;
 
 class Engine {
  public:
-  // `model` must outlive the engine.
-  static Result<std::unique_ptr<Engine>> Create(const Model& model, const EngineOptions& options);
+  // `model` must outlive the engine. Runs on `backend` (its block size must equal
+  // options.scheduler.block_size); without one, on a CPU backend of options.kv_blocks blocks.
+  static Result<std::unique_ptr<Engine>> Create(const Model& model, const EngineOptions& options,
+                                                std::unique_ptr<ForwardBackend> backend = nullptr);
   ~Engine();  // stops the loop; unfinished requests get a "cancelled" output
 
   // Validates and queues the request; the callback then receives its outputs. Errors that can
@@ -72,24 +76,23 @@ class Engine {
   // finished ids are ignored.
   void Cancel(RequestId request_id);
 
+  const ForwardBackend& backend() const { return *backend_; }
   SchedulerStats scheduler_stats() const;
   BlockPoolStats pool_stats() const;
   PrefixCacheStats prefix_stats() const;
 
  private:
   struct Live;  // per-request state owned by the loop thread
-  Engine(const Model& model, const EngineOptions& options, std::unique_ptr<KvCache> kv);
+  Engine(const Model& model, const EngineOptions& options, std::unique_ptr<ForwardBackend> backend);
   void Loop();
   void Step();
 
   const Model& model_;
   EngineOptions options_;
-  ThreadPool pool_;
-  std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<ForwardBackend> backend_;
   BlockPool blocks_;
   PrefixCache prefix_;
   Scheduler scheduler_;
-  Transformer transformer_;
   StepRunner runner_;
 
   mutable std::mutex mu_;  // guards the inbox, the counters and the stats snapshots

@@ -16,7 +16,7 @@ Result<StepOutput> StepRunner::Run(const StepPlan& plan,
   const int64_t vocab = model_.config().vocab_size;
   const size_t needed = plan.logits_rows.size() * static_cast<size_t>(vocab);
   if (logits_.size() < needed) logits_.resize(needed);
-  JISU_RETURN_IF_ERROR(model_.Forward(batch, cache_, logits_.data()));
+  JISU_RETURN_IF_ERROR(model_.Forward(batch, logits_.data()));
   // logits_rows lists the needs_logits sequences' last rows in plan order.
   size_t row = 0;
   for (const ScheduledSequence& s : plan.sequences) {

@@ -422,4 +422,8 @@ void MatMulReference(const WeightMatrix& w, const float* x, int64_t x_stride, in
   }
 }
 
+const char* MatMulIsaName() {
+  return matmul_internal::IsaName(matmul_internal::ActiveKernelSet().isa);
+}
+
 }  // namespace jisu

@@ -29,6 +29,9 @@ struct WeightMatrix {
 void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
             int64_t y_stride, ThreadPool& pool);
 
+// The instruction set MatMul runs on here ("avx512", "avx2", "scalar"), for logs.
+const char* MatMulIsaName();
+
 // Dot products of float rows with up to a few vectors, single-threaded, on the best ISA:
 //   y[j * y_stride + r] = sum_{i < cols} x[j * x_stride + i] * rows[r * row_stride + i]
 // for r < num_rows, j < num_x. Used by attention (query heads of one KV group against the

@@ -1,0 +1,45 @@
+// The CPU implementation of ForwardBackend: the Transformer over a float32 KvCache in host
+// memory, with its own thread pool.
+#pragma once
+
+#include <memory>
+
+#include "core/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/forward_backend.h"
+#include "model/model.h"
+#include "model/transformer.h"
+
+namespace jisu {
+
+struct CpuBackendOptions {
+  int64_t kv_blocks = 0;    // > 0
+  int64_t block_size = 16;  // token slots per block
+  int num_threads = 0;      // 0 = all cores
+};
+
+class CpuBackend final : public ForwardBackend {
+ public:
+  // `model` must outlive the backend.
+  static Result<std::unique_ptr<CpuBackend>> Create(const Model& model,
+                                                    const CpuBackendOptions& options);
+
+  const ModelConfig& config() const override { return transformer_.config(); }
+  int64_t num_kv_blocks() const override { return kv_->shape().num_blocks; }
+  int64_t kv_block_size() const override { return kv_->shape().block_size; }
+  uint64_t kv_bytes_per_block() const override { return kv_->shape().BytesPerBlock(); }
+  Status Forward(const ForwardBatch& batch, float* logits) override;
+  std::string description() const override;
+
+  // Bytes of K and V (all layers) one block of `block_size` slots takes for `config`.
+  static uint64_t BytesPerBlock(const ModelConfig& config, int64_t block_size);
+
+ private:
+  CpuBackend(const Model& model, const CpuBackendOptions& options, std::unique_ptr<KvCache> kv);
+
+  ThreadPool pool_;
+  std::unique_ptr<KvCache> kv_;
+  Transformer transformer_;
+};
+
+}  // namespace jisu
