@@ -347,7 +347,7 @@ TEST_F(EngineTest, CancelAndPreemptionAreCounted) {
 // --batch-window-ms: requests submitted while the idle engine waits are admitted in one step.
 TEST_F(EngineTest, BatchWindowGathersArrivalsIntoTheFirstStep) {
   EngineOptions o = Options(64);
-  o.batch_window_ms = 300;
+  o.batch_window_ms = 1000;
   auto engine = Engine::Create(*model_, o);
   ASSERT_TRUE(engine.ok());
   constexpr int kRequests = 4;
@@ -362,7 +362,9 @@ TEST_F(EngineTest, BatchWindowGathersArrivalsIntoTheFirstStep) {
     ASSERT_TRUE((*engine)->Submit(r, cs[i].Callback()).ok());
     std::this_thread::sleep_for(20ms);  // arrivals spread over the window
   }
-  ASSERT_LT(std::chrono::steady_clock::now() - t0, 250ms) << "machine too slow for this test";
+  if (std::chrono::steady_clock::now() - t0 > 900ms) {
+    GTEST_SKIP() << "submissions took longer than the window (machine overloaded)";
+  }
   for (auto& c : cs) ASSERT_TRUE(c.Wait());
   WaitIdle(**engine, kRequests);
   EXPECT_EQ((*engine)->scheduler_stats().num_steps, 1);

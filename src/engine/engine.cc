@@ -210,9 +210,14 @@ void Engine::Loop() {
     sched_snapshot_ = scheduler_.stats();
     pool_snapshot_ = blocks_.stats();
     prefix_snapshot_ = prefix_.stats();
-    tenant_snapshot_.resize(static_cast<size_t>(prefix_.num_tenants()));
-    for (size_t t = 0; t < tenant_snapshot_.size(); ++t) {
-      tenant_snapshot_[t] = prefix_.tenant_report(static_cast<TenantId>(t));
+    // O(tenants): at most every 100 ms while busy, and once idle (so the last state is exact).
+    const double now = Now();
+    if (scheduler_.idle() || now - tenant_snapshot_time_ >= 0.1) {
+      tenant_snapshot_time_ = now;
+      tenant_snapshot_.resize(static_cast<size_t>(prefix_.num_tenants()));
+      for (size_t t = 0; t < tenant_snapshot_.size(); ++t) {
+        tenant_snapshot_[t] = prefix_.tenant_report(static_cast<TenantId>(t));
+      }
     }
     metrics_.UpdateState(sched_snapshot_, pool_snapshot_, prefix_snapshot_, blocks_,
                          static_cast<int64_t>(inbox_.size()));

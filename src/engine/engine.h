@@ -90,7 +90,8 @@ class Engine {
   BlockPoolStats pool_stats() const;
   PrefixCacheStats prefix_stats() const;
   // Per tenant that has looked up the prefix cache: hit tokens / prompt tokens and cached blocks
-  // it alone owns (see PrefixCache::tenant_report), as of the last step.
+  // it alone owns (see PrefixCache::tenant_report); refreshed every 100 ms while busy and
+  // whenever the engine goes idle.
   std::vector<TenantPrefixStats> tenant_prefix_stats() const;
 
   // The engine's metrics (engine_metrics.h), updated by the loop thread; thread-safe to read.
@@ -132,6 +133,7 @@ class Engine {
   BlockPoolStats pool_snapshot_;
   PrefixCacheStats prefix_snapshot_;
   std::vector<TenantPrefixStats> tenant_snapshot_;
+  double tenant_snapshot_time_ = 0;
 
   std::map<RequestId, std::unique_ptr<Live>> live_;  // loop thread only
   std::thread thread_;
