@@ -63,10 +63,11 @@ Status RunMakeModel(const MakeModelFlags& f) {
   o.seed = f.seed;
   JISU_ASSIGN_OR_RETURN(o.threads, ThreadsFromFlag(f.threads));
   o.name = (f.shape.empty() ? std::string("custom") : f.shape) + "-random";
-  std::fprintf(stderr, "writing %s: %s, %s, %s of tensors, seed %llu\n", f.out.c_str(),
-               o.config.Describe().c_str(), f.type.c_str(),
-               FormatBytes(DummyGgufTensorBytes(o)).c_str(),
-               static_cast<unsigned long long>(o.seed));
+  std::printf("writing %s: %s, %s, %s of tensors, seed %llu\n", f.out.c_str(),
+              o.config.Describe().c_str(), f.type.c_str(),
+              FormatBytes(DummyGgufTensorBytes(o)).c_str(),
+              static_cast<unsigned long long>(o.seed));
+  std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   JISU_RETURN_IF_ERROR(WriteDummyGguf(f.out, o));
   const double secs =

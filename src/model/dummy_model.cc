@@ -1,11 +1,19 @@
 #include "model/dummy_model.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
+#include "core/cpu_info.h"
 #include "core/thread_pool.h"
 #include "format/gguf_writer.h"
+#include "model/model.h"
+#include "model/model_shapes.h"
 #include "model/synthetic_vocab.h"
 #include "model/tensor_names.h"
 #include "ops/quant.h"
@@ -212,6 +220,69 @@ Status WriteDummyGguf(const std::string& path, const DummyModelOptions& o) {
     });
   }
   return w.Write(path);
+}
+
+bool IsDummyModelSpec(const std::string& spec) { return spec.rfind("dummy:", 0) == 0; }
+
+Result<std::unique_ptr<Model>> LoadDummyModel(const std::string& spec) {
+  if (!IsDummyModelSpec(spec)) return Status::InvalidArgument("not a dummy:SHAPE spec: " + spec);
+  std::vector<std::string> parts;
+  for (size_t start = 6;;) {
+    const size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(start, colon == std::string::npos ? colon : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() > 3 || parts[0].empty()) {
+    return Status::InvalidArgument("dummy model spec must be dummy:SHAPE[:TYPE[:SEED]], got '" +
+                                   spec + "'");
+  }
+  DummyModelOptions o;
+  JISU_ASSIGN_OR_RETURN(o.config, NamedModelShape(parts[0]));
+  o.type = DType::kQ4_0;
+  if (parts.size() > 1) {
+    const auto type = DTypeFromName(parts[1]);
+    if (!type) return Status::InvalidArgument("dummy model spec: unknown type '" + parts[1] + "'");
+    o.type = *type;
+  }
+  if (parts.size() > 2) {
+    char* end = nullptr;
+    o.seed = std::strtoull(parts[2].c_str(), &end, 10);
+    if (parts[2].empty() || *end != '\0') {
+      return Status::InvalidArgument("dummy model spec: seed '" + parts[2] + "' is not a number");
+    }
+  }
+  o.name = parts[0] + "-random";
+  JISU_RETURN_IF_ERROR(ValidateOptions(o));
+
+  namespace fs = std::filesystem;
+  std::string dir;
+  if (const char* env = std::getenv("JISU_DUMMY_DIR"); env != nullptr && *env != '\0') {
+    dir = env;
+  } else {
+    std::error_code ec;
+    dir = fs::is_directory("/dev/shm", ec) ? "/dev/shm" : fs::temp_directory_path(ec).string();
+  }
+  const uint64_t need = DummyGgufTensorBytes(o);
+  const CpuInfo ci = ReadCpuInfo();
+  if (ci.mem_available_bytes > 0 && need + (uint64_t{1} << 30) > ci.mem_available_bytes) {
+    return Status::OutOfRange("dummy model " + spec + " needs " + std::to_string(need >> 20) +
+                              " MiB of weights, only " +
+                              std::to_string(ci.mem_available_bytes >> 20) +
+                              " MiB of memory are available (try a smaller type)");
+  }
+  const std::string path =
+      (fs::path(dir) / ("jisu-dummy-" + std::to_string(::getpid()) + "-" + parts[0] + "-" +
+                        std::string(DTypeName(o.type)) + ".gguf"))
+          .string();
+  std::fprintf(stderr, "making dummy model %s (%s of weights in %s)...\n", spec.c_str(),
+               (std::to_string(need >> 20) + " MiB").c_str(), dir.c_str());
+  Status st = WriteDummyGguf(path, o);
+  Result<std::unique_ptr<Model>> model =
+      st.ok() ? Model::Load(path) : Result<std::unique_ptr<Model>>(st);
+  std::error_code ec;
+  fs::remove(path, ec);  // the mapping keeps the pages alive until the model goes
+  return model;
 }
 
 }  // namespace jisu
