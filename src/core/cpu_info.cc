@@ -4,6 +4,9 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -40,7 +43,12 @@ std::string Trim(std::string s) {
 uint64_t ParseSize(const std::string& text) {
   const std::string s = Trim(text);
   if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return 0;
-  uint64_t v = std::stoull(s);
+  uint64_t v = 0;
+  try {
+    v = std::stoull(s);
+  } catch (const std::exception&) {  // out of range: not a size we can use
+    return 0;
+  }
   const char unit = s.back();
   if (unit == 'K') v <<= 10;
   if (unit == 'M') v <<= 20;
@@ -52,14 +60,18 @@ int CountCpuList(const std::string& text) {  // "0-3,6,8-9" -> 7
   int count = 0;
   std::stringstream ss(Trim(text));
   std::string part;
-  while (std::getline(ss, part, ',')) {
-    if (part.empty()) continue;
-    const size_t dash = part.find('-');
-    if (dash == std::string::npos) {
-      ++count;
-    } else {
-      count += std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
+  try {
+    while (std::getline(ss, part, ',')) {
+      if (part.empty()) continue;
+      const size_t dash = part.find('-');
+      if (dash == std::string::npos) {
+        ++count;
+      } else {
+        count += std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
+      }
     }
+  } catch (const std::exception&) {  // malformed list: unknown
+    return 0;
   }
   return count;
 }
