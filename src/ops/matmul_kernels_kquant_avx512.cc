@@ -40,13 +40,36 @@ JISU_AVX512_INLINE __m512i LoadBytes16(const uint8_t* p) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// Lanes 0..7: d * sc_j, lanes 8..15: -(dmin * m_j) for the eight sub-blocks of a Q4_K/Q5_K
+// block (the same float products as the reference; negation is exact). Unpacks the 6-bit
+// fields of scales[12] (layout in quant_k.h) with two lane permutes instead of scalar code.
+JISU_AVX512_INLINE __m512 DScalesK4(const uint8_t* blk) {
+  // s[i] in lane i (bytes 12..15 belong to the next field and are never selected).
+  const __m512i s = LoadBytes16(blk + 4);
+  // Low part: sc_j = s[j] & 63 (j < 4), s[j+4] & 15 (j >= 4); m_j = s[j+4] & 63 (j < 4),
+  // s[j+4] >> 4 (j >= 4). High part (j >= 4): bits 6..7 of s[j-4] (sc) or s[j] (m) -> 4..5.
+  const __m512i lo_idx = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11);
+  const __m512i lo_shift = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4);
+  const __m512i lo_mask =
+      _mm512_setr_epi32(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15);
+  const __m512i hi_idx = _mm512_setr_epi32(0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7);
+  const __m512i hi_mask =
+      _mm512_setr_epi32(0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30, 0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30);
+  const __m512i lo =
+      _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(lo_idx, s), lo_shift), lo_mask);
+  const __m512i hi =
+      _mm512_and_si512(_mm512_srli_epi32(_mm512_permutexvar_epi32(hi_idx, s), 2), hi_mask);
+  const float d = LoadF16(blk), dmin = LoadF16(blk + 2);
+  const __m512 mul = _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(d), _mm512_set1_ps(-dmin));
+  return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_or_si512(lo, hi)), mul);
+}
+
 // out[i] = elements 16i .. 16i+15 of the super-block at blk.
 template <WeightKind K>
 JISU_AVX512_INLINE void ExpandBlock(const uint8_t* blk, __m512 out[16]) {
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   if constexpr (K == kWQ4_K || K == kWQ5_K) {
-    const float d = LoadF16(blk), dmin = LoadF16(blk + 2);
-    const uint8_t* scales = blk + 4;
+    const __m512 dd = DScalesK4(blk);
     const uint8_t* qs = blk + (K == kWQ4_K ? 16 : 48);
     __m512i qh[2];
     if constexpr (K == kWQ5_K) {
@@ -56,10 +79,8 @@ JISU_AVX512_INLINE void ExpandBlock(const uint8_t* blk, __m512 out[16]) {
     const __m512i low4 = _mm512_set1_epi32(15);
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      int sc, m;
-      UnpackScaleMinK4(scales, j, &sc, &m);
-      const __m512 ds = _mm512_set1_ps(d * static_cast<float>(sc));
-      const __m512 ndm = _mm512_set1_ps(-(dmin * static_cast<float>(m)));
+      const __m512 ds = _mm512_permutexvar_ps(_mm512_set1_epi32(j), dd);
+      const __m512 ndm = _mm512_permutexvar_ps(_mm512_set1_epi32(8 + j), dd);
       const __m512 t0 = _mm512_fmadd_ps(iota, ds, ndm);
       __m512 t1;
       if constexpr (K == kWQ5_K) {
@@ -85,7 +106,10 @@ JISU_AVX512_INLINE void ExpandBlock(const uint8_t* blk, __m512 out[16]) {
     const float d = LoadF16(blk + 208);
     const uint8_t* ql = blk;
     const uint8_t* qhp = blk + 128;
-    const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
+    // Lane s: d * scales[s], the reference's product.
+    const __m512 dsv = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                                         reinterpret_cast<const __m128i*>(blk + 192)))),
+                                     _mm512_set1_ps(d));
     const __m512i low4 = _mm512_set1_epi32(15);
     const __m512i six = _mm512_set1_epi32(63);
     const __m512i bias = _mm512_set1_epi32(32);
@@ -108,7 +132,7 @@ JISU_AVX512_INLINE void ExpandBlock(const uint8_t* blk, __m512 out[16]) {
           const __m512i q = _mm512_sub_epi32(
               _mm512_and_si512(_mm512_ternarylogic_epi32(low4, lo, hi, 0xCA), six), bias);
           const int e = 128 * h + 32 * k + 16 * half;
-          const __m512 ds = _mm512_set1_ps(d * static_cast<float>(sc[e / 16]));
+          const __m512 ds = _mm512_permutexvar_ps(_mm512_set1_epi32(e / 16), dsv);
           out[e / 16] = _mm512_mul_ps(_mm512_cvtepi32_ps(q), ds);
         }
       }
