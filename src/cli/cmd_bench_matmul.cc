@@ -3,11 +3,14 @@
 // Weights are random, quantized once and copied until the working set exceeds --mib, then
 // the copies are used in turn so each call streams its weights from memory as in a real
 // decode step (not from a cache that still holds the last call's matrix). Prints the median
-// time per call and the weight bytes read per second.
+// wall time per call, the weight bytes read per second, and the median CPU time of the
+// calling thread (at 1 thread: the call's own work, robust to being descheduled on a busy
+// machine; at more threads only the caller's share).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -31,6 +34,17 @@ struct BenchMatMulFlags {
   int iters = 200;
   int64_t mib = 512;
 };
+
+double ThreadCpuMicros() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
 
 std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> out;
@@ -74,8 +88,8 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
   std::printf("shape %lld x %lld (rows x cols), %lld token(s), median of %d calls\n",
               static_cast<long long>(f.rows), static_cast<long long>(f.cols),
               static_cast<long long>(f.tokens), f.iters);
-  std::printf("%-6s %-7s %7s %10s %9s %8s\n", "type", "isa", "threads", "us/call", "GB/s",
-              "copies");
+  std::printf("%-6s %-7s %7s %10s %9s %10s %8s\n", "type", "isa", "threads", "us/call", "GB/s",
+              "cpu_us", "copies");
   for (const std::string& tname : Split(f.types)) {
     const std::optional<DType> dtype = DTypeFromName(tname);
     if (!dtype || !IsSupportedWeightType(*dtype) || !matmul_internal::WeightKindOf(*dtype)) {
@@ -106,20 +120,25 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
       matmul_internal::ForceIsa(isa);
       for (int nt : thread_counts) {
         ThreadPool pool(nt);
-        std::vector<double> us;
+        std::vector<double> us, cpu;
         for (int it = -3; it < f.iters; ++it) {
           WeightMatrix w{*dtype,
                          data.data() + (static_cast<size_t>(it + 3) % copies) * matrix_bytes,
                          f.rows, f.cols, *row_bytes};
+          const double c0 = ThreadCpuMicros();
           const auto t0 = std::chrono::steady_clock::now();
           MatMul(w, x.data(), f.cols, f.tokens, y.data(), f.rows, pool);
           const auto t1 = std::chrono::steady_clock::now();
-          if (it >= 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+          const double c1 = ThreadCpuMicros();
+          if (it >= 0) {
+            us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+            cpu.push_back(c1 - c0);
+          }
         }
-        std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-        const double med = us[us.size() / 2];
-        std::printf("%-6s %-7s %7d %10.1f %9.2f %8zu\n", tname.c_str(),
-                    matmul_internal::IsaName(isa), nt, med, matrix_bytes / med / 1e3, copies);
+        const double med = Median(us);
+        std::printf("%-6s %-7s %7d %10.1f %9.2f %10.1f %8zu\n", tname.c_str(),
+                    matmul_internal::IsaName(isa), nt, med, matrix_bytes / med / 1e3, Median(cpu),
+                    copies);
       }
     }
     matmul_internal::ForceIsa(std::nullopt);
