@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes tests/data/ops/kquants/{q4_k,q5_k,q6_k}.{blocks,f32}: random K-quant blocks and their
+"""Writes tests/data/ops/kquants/{q2_k,q3_k,q4_k,q5_k,q6_k}.{blocks,f32}: random K-quant blocks and their
 dequantization by the `gguf` Python package (gguf.quants.dequantize), the reference that
 src/ops/quant_k_test.cc compares DequantizeRow with, bit for bit.
 
@@ -20,6 +20,8 @@ NUM_BLOCKS = 16
 
 # (type, block bytes, byte offsets of f16 scale fields)
 TYPES = {
+    "q2_k": (T.Q2_K, 84, [80, 82]),
+    "q3_k": (T.Q3_K, 110, [108]),
     "q4_k": (T.Q4_K, 144, [0, 2]),
     "q5_k": (T.Q5_K, 176, [0, 2]),
     "q6_k": (T.Q6_K, 210, [208]),

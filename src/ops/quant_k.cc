@@ -110,6 +110,35 @@ void QuantizeK4Like(const float* x, uint16_t* d_out, uint16_t* dmin_out, uint8_t
 
 }  // namespace
 
+void DequantizeQ2_K(const BlockQ2_K* in, float* y, int64_t nb) {
+  for (int64_t b = 0; b < nb; ++b, y += kQK_K) {
+    const float d = F16ToF32(in[b].d), dmin = F16ToF32(in[b].dmin);
+    for (int e = 0; e < kQK_K; ++e) {
+      const int h = e / 128, k = (e / 32) % 4, i = e % 32;
+      const int q = (in[b].qs[32 * h + i] >> (2 * k)) & 3;
+      const uint8_t s = in[b].scales[e / 16];
+      const float dl = d * static_cast<float>(s & 15), ml = dmin * static_cast<float>(s >> 4);
+      y[e] = dl * static_cast<float>(q) - ml;
+    }
+  }
+}
+
+void DequantizeQ3_K(const BlockQ3_K* in, float* y, int64_t nb) {
+  for (int64_t b = 0; b < nb; ++b, y += kQK_K) {
+    const float d = F16ToF32(in[b].d);
+    const uint8_t* sc = in[b].scales;
+    for (int e = 0; e < kQK_K; ++e) {
+      const int h = e / 128, k = (e / 32) % 4, i = e % 32, s = e / 16;
+      const int low = s < 8 ? (sc[s] & 15) : (sc[s - 8] >> 4);
+      const int high = (sc[8 + s % 4] >> (2 * (s / 4))) & 3;
+      const int scale = (low | (high << 4)) - 32;
+      const int q =
+          ((in[b].qs[32 * h + i] >> (2 * k)) & 3) - (((in[b].hmask[i] >> (e / 32)) & 1) ? 0 : 4);
+      y[e] = (d * static_cast<float>(scale)) * static_cast<float>(q);
+    }
+  }
+}
+
 void DequantizeQ4_K(const BlockQ4_K* in, float* y, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b, y += kQK_K) {
     const float d = F16ToF32(in[b].d), dmin = F16ToF32(in[b].dmin);

@@ -12,6 +12,15 @@
 //     (low nibble for k < 2, high otherwise), high 2 bits = (qh[32h + i] >> 2k) & 3;
 //     x = (d*scales[e/16]) * (q - 32).
 //
+//   Q2_K (84 bytes): scales[16] (low nibble scale, high nibble min, per 16 elements), qs[64],
+//     f16 d, f16 dmin. Element 128h + 32k + i: q = (qs[32h + i] >> 2k) & 3;
+//     x = (d*sc) * q - (dmin*m).
+//   Q3_K (110 bytes): hmask[32], qs[64], 12 bytes of 6-bit scales, f16 d. Element e =
+//     128h + 32k + i: low 2 bits as Q2_K, minus 4 unless bit e/32 of hmask[i] is set;
+//     scale s (per 16): low 4 bits from byte s (s < 8) or the high nibble of byte s - 8, high
+//     2 bits = (byte[8 + s % 4] >> 2*(s / 4)) & 3, minus 32; x = (d*scale) * q.
+//     (Q2_K/Q3_K: reference dequantization only so far; not yet weight types MatMul takes.)
+//
 // The (scale, min) packing of Q4_K/Q5_K, for sub-block j < 4 and its partner j + 4:
 //   bytes[j]     = sc[j]  | (sc[j+4] >> 4) << 6      bytes[j+4] = m[j] | (m[j+4] >> 4) << 6
 //   bytes[j+8]   = (sc[j+4] & 15) | (m[j+4] & 15) << 4
@@ -42,6 +51,20 @@ struct BlockQ6_K {
   int8_t scales[kQK_K / 16];
   uint16_t d;  // f16
 };
+struct BlockQ2_K {
+  uint8_t scales[kQK_K / 16];
+  uint8_t qs[kQK_K / 4];
+  uint16_t d;
+  uint16_t dmin;
+};
+struct BlockQ3_K {
+  uint8_t hmask[kQK_K / 8];
+  uint8_t qs[kQK_K / 4];
+  uint8_t scales[12];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ3_K) == 110);
 static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
@@ -59,6 +82,8 @@ inline void UnpackScaleMinK4(const uint8_t* s, int j, int* sc, int* m) {
 
 // nb blocks <-> nb * 256 floats. Dequantization repeats gguf-py's float32 operations exactly
 // (scale products first, then one multiply and one subtract), so results are bit-identical.
+void DequantizeQ2_K(const BlockQ2_K* in, float* y, int64_t nb);
+void DequantizeQ3_K(const BlockQ3_K* in, float* y, int64_t nb);
 void DequantizeQ4_K(const BlockQ4_K* in, float* y, int64_t nb);
 void DequantizeQ5_K(const BlockQ5_K* in, float* y, int64_t nb);
 void DequantizeQ6_K(const BlockQ6_K* in, float* y, int64_t nb);

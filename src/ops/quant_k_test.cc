@@ -25,6 +25,17 @@ std::vector<uint8_t> ReadFile(const std::string& path) {
                               std::istreambuf_iterator<char>());
 }
 
+// Q2_K/Q3_K are not DequantizeRow types yet: their reference functions directly.
+void DequantizeForTest(DType dtype, const uint8_t* src, float* dst, int64_t n) {
+  if (dtype == DType::kQ2_K) {
+    DequantizeQ2_K(reinterpret_cast<const BlockQ2_K*>(src), dst, n / kQK_K);
+  } else if (dtype == DType::kQ3_K) {
+    DequantizeQ3_K(reinterpret_cast<const BlockQ3_K*>(src), dst, n / kQK_K);
+  } else {
+    DequantizeRow(dtype, src, dst, n);
+  }
+}
+
 void CheckFixture(DType dtype) {
   const std::string base =
       (testing::TestDataDir() / "ops" / "kquants" / std::string(DTypeName(dtype))).string();
@@ -37,7 +48,7 @@ void CheckFixture(DType dtype) {
   ASSERT_EQ(expected_bytes.size(), static_cast<size_t>(n) * sizeof(float));
   std::vector<float> expected(static_cast<size_t>(n)), got(static_cast<size_t>(n));
   std::memcpy(expected.data(), expected_bytes.data(), expected_bytes.size());
-  DequantizeRow(dtype, blocks.data(), got.data(), n);
+  DequantizeForTest(dtype, blocks.data(), got.data(), n);
   for (int64_t i = 0; i < n; ++i) {
     // Bitwise: gguf-py's float32 operations are repeated exactly.
     uint32_t a, b;
@@ -48,6 +59,8 @@ void CheckFixture(DType dtype) {
   }
 }
 
+TEST(QuantK, DequantizeQ2_KMatchesGgufPy) { CheckFixture(DType::kQ2_K); }
+TEST(QuantK, DequantizeQ3_KMatchesGgufPy) { CheckFixture(DType::kQ3_K); }
 TEST(QuantK, DequantizeQ4_KMatchesGgufPy) { CheckFixture(DType::kQ4_K); }
 TEST(QuantK, DequantizeQ5_KMatchesGgufPy) { CheckFixture(DType::kQ5_K); }
 TEST(QuantK, DequantizeQ6_KMatchesGgufPy) { CheckFixture(DType::kQ6_K); }
