@@ -23,9 +23,11 @@ Status RunConvert(const ConvertFlags& f) {
     const auto type = DTypeFromName(f.type);
     if (!type || !(*type == DType::kF32 || *type == DType::kF16 || *type == DType::kBF16 ||
                    *type == DType::kQ8_0 || *type == DType::kQ4_0 || *type == DType::kQ4_1 ||
-                   *type == DType::kQ4_K || *type == DType::kQ5_K || *type == DType::kQ6_K)) {
+                   *type == DType::kQ2_K || *type == DType::kQ3_K || *type == DType::kQ4_K ||
+                   *type == DType::kQ5_K || *type == DType::kQ6_K)) {
       return Status::InvalidArgument(
-          "--type must be f32, f16, bf16, q8_0, q4_0, q4_1, q4_k, q5_k, q6_k or q4_k_m");
+          "--type must be f32, f16, bf16, q8_0, q4_0, q4_1, q2_k, q3_k, q4_k, q5_k, q6_k or "
+          "q4_k_m");
     }
     options.type = *type;
   }
@@ -42,7 +44,7 @@ void RegisterConvert(CLI::App& app) {
   cmd->add_option("-m,--model", flags->model, "Hugging Face model folder");
   cmd->add_option("-o,--output", flags->out, "output .gguf file");
   cmd->add_option("--type", flags->type,
-                  "f32, f16, bf16, q8_0, q4_0, q4_1, q4_k, q5_k, q6_k, q4_k_m");
+                  "f32, f16, bf16, q8_0, q4_0, q4_1, q2_k, q3_k, q4_k, q5_k, q6_k, q4_k_m");
   cmd->callback([flags] { ReportStatus(RunConvert(*flags)); });
 }
 

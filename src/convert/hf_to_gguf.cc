@@ -40,6 +40,10 @@ uint32_t FileType(DType t, QuantMix mix) {
       return 3;
     case DType::kQ8_0:
       return 7;
+    case DType::kQ2_K:
+      return 10;
+    case DType::kQ3_K:
+      return 11;  // Q3_K_S
     case DType::kQ4_K:
       return 14;
     case DType::kQ5_K:
@@ -180,6 +184,10 @@ Status AddMatrix(GgufWriter& w, const std::string& name, const WeightMatrix& m, 
                  const std::vector<int64_t>* row_order) {
   if (!RowBytes(target, m.cols)) {  // rows not a multiple of the block
     switch (target) {
+      case DType::kQ2_K:
+      case DType::kQ3_K:
+        target = DType::kQ4_0;
+        break;
       case DType::kQ4_K:
         target = DType::kQ4_1;
         break;
@@ -235,8 +243,8 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
                        const ConvertOptions& options) {
   const DType t = options.type;
   if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16 && t != DType::kQ8_0 &&
-      t != DType::kQ4_0 && t != DType::kQ4_1 && t != DType::kQ4_K && t != DType::kQ5_K &&
-      t != DType::kQ6_K) {
+      t != DType::kQ4_0 && t != DType::kQ4_1 && t != DType::kQ2_K && t != DType::kQ3_K &&
+      t != DType::kQ4_K && t != DType::kQ5_K && t != DType::kQ6_K) {
     return Status::InvalidArgument("convert: unsupported output type " + std::string(DTypeName(t)));
   }
   if (options.mix == QuantMix::kQ4_K_M && t != DType::kQ4_K) {
@@ -282,7 +290,8 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
   const std::vector<int64_t> q_order = InterleavedRopeRowOrder(c.q_dim(), c.head_dim);
   const std::vector<int64_t> k_order = InterleavedRopeRowOrder(c.kv_dim(), c.head_dim);
   const bool four_bit = t == DType::kQ4_0 || t == DType::kQ4_1;
-  const bool k_quant = t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K;
+  const bool k_quant = t == DType::kQ2_K || t == DType::kQ3_K || t == DType::kQ4_K ||
+                       t == DType::kQ5_K || t == DType::kQ6_K;
   const DType head_type = four_bit ? DType::kQ8_0 : k_quant ? DType::kQ6_K : t;
 
   JISU_RETURN_IF_ERROR(AddMatrix(w, "token_embd.weight", mw.embedding, t, nullptr));

@@ -6,7 +6,8 @@
 // files, norms and biases kept in F32, Llama-3 rope scaling written as rope_freqs.weight.
 // Sensitive tensors stay in higher precision: with a 4-bit target the output head is Q8_0
 // (Q6_K with a K-quant target). K-quant rows must be multiples of 256; other rows fall back
-// (Q4_K -> Q4_1, Q5_K/Q6_K -> Q8_0: the nearest type we have at no fewer bits).
+// (Q2_K/Q3_K -> Q4_0, Q4_K -> Q4_1, Q5_K/Q6_K -> Q8_0: the nearest type we have at no fewer
+// bits).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@ enum class QuantMix {
 };
 
 struct ConvertOptions {
-  DType type = DType::kF16;  // F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K
+  DType type = DType::kF16;  // F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q2_K .. Q6_K
   QuantMix mix = QuantMix::kUniform;
 };
 

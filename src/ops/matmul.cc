@@ -62,6 +62,10 @@ std::optional<WeightKind> WeightKindOf(DType dtype) {
       return kWQ5_K;
     case DType::kQ6_K:
       return kWQ6_K;
+    case DType::kQ2_K:
+      return kWQ2_K;
+    case DType::kQ3_K:
+      return kWQ3_K;
     default:
       return std::nullopt;
   }

@@ -30,6 +30,8 @@ enum WeightKind : int {
   kWQ4_K,  // K-quants: kernels in matmul_kernels_kquant_*.cc
   kWQ5_K,
   kWQ6_K,
+  kWQ2_K,  // Q2_K/Q3_K: the portable kernels on every ISA (not tuned)
+  kWQ3_K,
   kNumWeightKinds
 };
 std::optional<WeightKind> WeightKindOf(DType dtype);

@@ -1,5 +1,5 @@
-// Internal to src/ops: float-activation kernels for the K-quant weight formats (Q4_K, Q5_K,
-// Q6_K; layouts in ops/quant_k.h), one file per ISA (matmul_kernels_kquant_{scalar,avx2,
+// Internal to src/ops: float-activation kernels for the K-quant weight formats (Q2_K..Q6_K;
+// layouts in ops/quant_k.h), one file per ISA (matmul_kernels_kquant_{scalar,avx2,
 // avx512}.cc). The per-ISA KernelSet tables list these entries after the 32-element formats.
 // Plain (non-template, no target attribute) functions so the constexpr tables in the other
 // files can take their addresses; each forwards to the ISA-specific code in its own file.
@@ -19,6 +19,8 @@ namespace jisu::matmul_internal {
 JISU_KQUANT_KERNELS(Q4_K, Scalar)
 JISU_KQUANT_KERNELS(Q5_K, Scalar)
 JISU_KQUANT_KERNELS(Q6_K, Scalar)
+JISU_KQUANT_KERNELS(Q2_K, Scalar)  // Q2_K/Q3_K: every ISA table uses these
+JISU_KQUANT_KERNELS(Q3_K, Scalar)
 JISU_KQUANT_KERNELS(Q4_K, Avx2)
 JISU_KQUANT_KERNELS(Q5_K, Avx2)
 JISU_KQUANT_KERNELS(Q6_K, Avx2)

@@ -15,9 +15,7 @@ namespace {
 template <DType T>
 void DotRows(const uint8_t* w, size_t row_bytes, int64_t cols, int64_t num_rows, const float* x,
              int64_t x_stride, int num_tokens, float* y, int64_t y_stride) {
-  constexpr int64_t kBlockBytes = T == DType::kQ4_K   ? sizeof(BlockQ4_K)
-                                  : T == DType::kQ5_K ? sizeof(BlockQ5_K)
-                                                      : sizeof(BlockQ6_K);
+  const int64_t kBlockBytes = Traits(T).block_bytes;
   const int64_t nb = cols / kQK_K;
   float wf[kQK_K];
   for (int64_t r = 0; r < num_rows; ++r) {
@@ -54,6 +52,22 @@ void DotRowsQ6_KScalar(const uint8_t* w, size_t row_bytes, int64_t cols, int64_t
                        const float* x, int64_t x_stride, int num_tokens, float* y,
                        int64_t y_stride) {
   DotRows<DType::kQ6_K>(w, row_bytes, cols, num_rows, x, x_stride, num_tokens, y, y_stride);
+}
+void DotRowsQ2_KScalar(const uint8_t* w, size_t row_bytes, int64_t cols, int64_t num_rows,
+                       const float* x, int64_t x_stride, int num_tokens, float* y,
+                       int64_t y_stride) {
+  DotRows<DType::kQ2_K>(w, row_bytes, cols, num_rows, x, x_stride, num_tokens, y, y_stride);
+}
+void DotRowsQ3_KScalar(const uint8_t* w, size_t row_bytes, int64_t cols, int64_t num_rows,
+                       const float* x, int64_t x_stride, int num_tokens, float* y,
+                       int64_t y_stride) {
+  DotRows<DType::kQ3_K>(w, row_bytes, cols, num_rows, x, x_stride, num_tokens, y, y_stride);
+}
+void DequantQ2_KScalar(const uint8_t* src, float* dst, int64_t n) {
+  DequantizeRow(DType::kQ2_K, src, dst, n);
+}
+void DequantQ3_KScalar(const uint8_t* src, float* dst, int64_t n) {
+  DequantizeRow(DType::kQ3_K, src, dst, n);
 }
 void DequantQ4_KScalar(const uint8_t* src, float* dst, int64_t n) {
   DequantizeRow(DType::kQ4_K, src, dst, n);

@@ -1,4 +1,4 @@
-// MatMul on K-quant weights (Q4_K, Q5_K, Q6_K) against the double-precision product of the
+// MatMul on K-quant weights (Q2_K .. Q6_K) against the double-precision product of the
 // reference dequantization, on every ISA this machine runs, 1 and 2 threads, dot and GEMM
 // paths, row counts that are not multiples of any tile and token counts across the dot/GEMM
 // switch.
@@ -118,11 +118,13 @@ void RunType(DType dtype) {
 TEST_F(MatMulKQuantTest, Q4_K) { RunType(DType::kQ4_K); }
 TEST_F(MatMulKQuantTest, Q5_K) { RunType(DType::kQ5_K); }
 TEST_F(MatMulKQuantTest, Q6_K) { RunType(DType::kQ6_K); }
+TEST_F(MatMulKQuantTest, Q2_K) { RunType(DType::kQ2_K); }
+TEST_F(MatMulKQuantTest, Q3_K) { RunType(DType::kQ3_K); }
 
 // The vector kernels' dequantization (GEMM panels) is bit-identical to DequantizeRow.
 TEST_F(MatMulKQuantTest, VectorDequantIsBitExact) {
   std::mt19937 rng(5);
-  for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     const int64_t n = 4 * 256;
     std::vector<uint8_t> bytes(RowBytes(dtype, n).value());
     for (auto& b : bytes) b = static_cast<uint8_t>(rng());
@@ -133,6 +135,11 @@ TEST_F(MatMulKQuantTest, VectorDequantIsBitExact) {
       const uint16_t h = static_cast<uint16_t>(0x2000 + (rng() & 0x0fff));  // ~1e-3 .. 4e-3
       if (dtype == DType::kQ6_K) {
         std::memcpy(blk + 208, &h, 2);
+      } else if (dtype == DType::kQ2_K) {
+        std::memcpy(blk + 80, &h, 2);
+        std::memcpy(blk + 82, &h, 2);
+      } else if (dtype == DType::kQ3_K) {
+        std::memcpy(blk + 108, &h, 2);
       } else {
         std::memcpy(blk, &h, 2);
         std::memcpy(blk + 2, &h, 2);

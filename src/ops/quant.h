@@ -34,7 +34,7 @@ static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 
 // True for the types DequantizeRow/QuantizeRow handle: F32, F16, BF16, Q8_0, Q4_0, Q4_1 and
-// the K-quants Q4_K, Q5_K, Q6_K (ops/quant_k.h).
+// the K-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (ops/quant_k.h).
 bool IsSupportedWeightType(DType dtype);
 
 // Converts `n` elements of a row stored as `dtype` to float. n must be a multiple of the

@@ -108,7 +108,105 @@ void QuantizeK4Like(const float* x, uint16_t* d_out, uint16_t* dmin_out, uint8_t
   }
 }
 
+// Symmetric fit x ~= scale * q, q in [-nneg, nneg - 1], the element of largest magnitude
+// mapped to -nneg and refined by least squares over a few grids (as for Q6_K).
+float FitSymmetric(const float* v, int n, int nneg) {
+  float vmax = 0;
+  for (int i = 0; i < n; ++i) {
+    if (std::fabs(v[i]) > std::fabs(vmax)) vmax = v[i];
+  }
+  if (vmax == 0 || !std::isfinite(vmax)) return 0.0f;
+  float best = vmax / -static_cast<float>(nneg);
+  double best_err = 1e300;
+  for (int step = -4; step <= 4; ++step) {
+    const float iscale = -(nneg + 0.1f * step) / vmax;
+    double sqx = 0, sq2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const double q = RoundClamp(iscale * v[i], -nneg, nneg - 1);
+      sqx += q * v[i];
+      sq2 += q * q;
+    }
+    if (sq2 <= 0) continue;
+    const double sc = sqx / sq2;
+    double err = 0;
+    for (int i = 0; i < n; ++i) {
+      const double e = sc * RoundClamp(static_cast<float>(v[i] / sc), -nneg, nneg - 1) - v[i];
+      err += e * e;
+    }
+    if (err < best_err) {
+      best_err = err;
+      best = static_cast<float>(sc);
+    }
+  }
+  return best;
+}
+
 }  // namespace
+
+void QuantizeQ2_K(const float* x, BlockQ2_K* out, int64_t nb) {
+  for (int64_t b = 0; b < nb; ++b, x += kQK_K) {
+    float scale[16], offset[16], max_scale = 0, max_offset = 0;
+    for (int s = 0; s < 16; ++s) {
+      FitAsymmetric(x + 16 * s, 16, 3, &scale[s], &offset[s]);
+      max_scale = std::max(max_scale, scale[s]);
+      max_offset = std::max(max_offset, offset[s]);
+    }
+    out[b].d = F32ToF16(max_scale / 15.0f);
+    out[b].dmin = F32ToF16(max_offset / 15.0f);
+    const float d = F16ToF32(out[b].d), dmin = F16ToF32(out[b].dmin);
+    int sc[16], m[16];
+    for (int s = 0; s < 16; ++s) {
+      sc[s] = d > 0 ? RoundClamp(scale[s] / d, 0, 15) : 0;
+      m[s] = dmin > 0 ? RoundClamp(offset[s] / dmin, 0, 15) : 0;
+      out[b].scales[s] = static_cast<uint8_t>(sc[s] | (m[s] << 4));
+    }
+    std::memset(out[b].qs, 0, sizeof out[b].qs);
+    for (int e = 0; e < kQK_K; ++e) {
+      const float ds = d * static_cast<float>(sc[e / 16]);
+      const float dm = dmin * static_cast<float>(m[e / 16]);
+      const int q = ds > 0 ? RoundClamp((x[e] + dm) / ds, 0, 3) : 0;
+      const int h = e / 128, k = (e / 32) % 4, i = e % 32;
+      out[b].qs[32 * h + i] |= static_cast<uint8_t>(q << (2 * k));
+    }
+  }
+}
+
+void QuantizeQ3_K(const float* x, BlockQ3_K* out, int64_t nb) {
+  for (int64_t b = 0; b < nb; ++b, x += kQK_K) {
+    float scale[16], max_abs = 0, max_scale = 0;
+    for (int s = 0; s < 16; ++s) {
+      scale[s] = FitSymmetric(x + 16 * s, 16, 4);
+      if (std::fabs(scale[s]) > max_abs) {
+        max_abs = std::fabs(scale[s]);
+        max_scale = scale[s];
+      }
+    }
+    // The sub-scale of largest magnitude maps to -32 (6-bit signed range -32..31).
+    out[b].d = F32ToF16(max_scale / -32.0f);
+    const float d = F16ToF32(out[b].d);
+    int sc[16];
+    std::memset(out[b].scales, 0, sizeof out[b].scales);
+    for (int s = 0; s < 16; ++s) {
+      sc[s] = d != 0 ? RoundClamp(scale[s] / d, -32, 31) : 0;
+      const int u = sc[s] + 32;  // 0..63
+      if (s < 8) {
+        out[b].scales[s] |= static_cast<uint8_t>(u & 15);
+      } else {
+        out[b].scales[s - 8] |= static_cast<uint8_t>((u & 15) << 4);
+      }
+      out[b].scales[8 + s % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (s / 4)));
+    }
+    std::memset(out[b].qs, 0, sizeof out[b].qs);
+    std::memset(out[b].hmask, 0, sizeof out[b].hmask);
+    for (int e = 0; e < kQK_K; ++e) {
+      const float ds = d * static_cast<float>(sc[e / 16]);
+      const int u = (ds != 0 ? RoundClamp(x[e] / ds, -4, 3) : 0) + 4;  // 0..7
+      const int h = e / 128, k = (e / 32) % 4, i = e % 32;
+      out[b].qs[32 * h + i] |= static_cast<uint8_t>((u & 3) << (2 * k));
+      if (u >= 4) out[b].hmask[i] |= static_cast<uint8_t>(1 << (e / 32));
+    }
+  }
+}
 
 void DequantizeQ2_K(const BlockQ2_K* in, float* y, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b, y += kQK_K) {

@@ -19,7 +19,8 @@
 //     128h + 32k + i: low 2 bits as Q2_K, minus 4 unless bit e/32 of hmask[i] is set;
 //     scale s (per 16): low 4 bits from byte s (s < 8) or the high nibble of byte s - 8, high
 //     2 bits = (byte[8 + s % 4] >> 2*(s / 4)) & 3, minus 32; x = (d*scale) * q.
-//     (Q2_K/Q3_K: reference dequantization only so far; not yet weight types MatMul takes.)
+//     (Q2_K/Q3_K: MatMul runs them through the reference dequantizer on every ISA: correct,
+//     not fast.)
 //
 // The (scale, min) packing of Q4_K/Q5_K, for sub-block j < 4 and its partner j + 4:
 //   bytes[j]     = sc[j]  | (sc[j+4] >> 4) << 6      bytes[j+4] = m[j] | (m[j+4] >> 4) << 6
@@ -91,6 +92,8 @@ void DequantizeQ6_K(const BlockQ6_K* in, float* y, int64_t nb);
 // Our own quantizers (not llama.cpp's bit for bit): a least-squares (scale, min) fit per
 // sub-block over a few candidate scales, then the sub-block scales quantized to 6 (Q4_K/Q5_K)
 // or 8 (Q6_K) bits and the elements re-rounded against the scales actually stored.
+void QuantizeQ2_K(const float* x, BlockQ2_K* out, int64_t nb);
+void QuantizeQ3_K(const float* x, BlockQ3_K* out, int64_t nb);
 void QuantizeQ4_K(const float* x, BlockQ4_K* out, int64_t nb);
 void QuantizeQ5_K(const float* x, BlockQ5_K* out, int64_t nb);
 void QuantizeQ6_K(const float* x, BlockQ6_K* out, int64_t nb);

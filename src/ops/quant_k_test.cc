@@ -25,17 +25,6 @@ std::vector<uint8_t> ReadFile(const std::string& path) {
                               std::istreambuf_iterator<char>());
 }
 
-// Q2_K/Q3_K are not DequantizeRow types yet: their reference functions directly.
-void DequantizeForTest(DType dtype, const uint8_t* src, float* dst, int64_t n) {
-  if (dtype == DType::kQ2_K) {
-    DequantizeQ2_K(reinterpret_cast<const BlockQ2_K*>(src), dst, n / kQK_K);
-  } else if (dtype == DType::kQ3_K) {
-    DequantizeQ3_K(reinterpret_cast<const BlockQ3_K*>(src), dst, n / kQK_K);
-  } else {
-    DequantizeRow(dtype, src, dst, n);
-  }
-}
-
 void CheckFixture(DType dtype) {
   const std::string base =
       (testing::TestDataDir() / "ops" / "kquants" / std::string(DTypeName(dtype))).string();
@@ -48,7 +37,7 @@ void CheckFixture(DType dtype) {
   ASSERT_EQ(expected_bytes.size(), static_cast<size_t>(n) * sizeof(float));
   std::vector<float> expected(static_cast<size_t>(n)), got(static_cast<size_t>(n));
   std::memcpy(expected.data(), expected_bytes.data(), expected_bytes.size());
-  DequantizeForTest(dtype, blocks.data(), got.data(), n);
+  DequantizeRow(dtype, blocks.data(), got.data(), n);
   for (int64_t i = 0; i < n; ++i) {
     // Bitwise: gguf-py's float32 operations are repeated exactly.
     uint32_t a, b;
@@ -103,8 +92,9 @@ TEST(QuantK, QuantizerRmsError) {
   };
   // For scale: Q4_0 (32-element blocks, symmetric, 4 bits) on the same data, as printed.
   for (const Case& c :
-       {Case{DType::kQ4_K, 0.085}, Case{DType::kQ5_K, 0.042}, Case{DType::kQ6_K, 0.021},
-        Case{DType::kQ4_0, 0.11}, Case{DType::kQ8_0, 0.007}}) {
+       {Case{DType::kQ2_K, 0.30}, Case{DType::kQ3_K, 0.17}, Case{DType::kQ4_K, 0.085},
+        Case{DType::kQ5_K, 0.042}, Case{DType::kQ6_K, 0.021}, Case{DType::kQ4_0, 0.11},
+        Case{DType::kQ8_0, 0.007}}) {
     const double e = RelRms(c.dtype, 7);
     std::printf("  %s: relative RMS error %.4f\n", std::string(DTypeName(c.dtype)).c_str(), e);
     EXPECT_LT(e, c.bound) << DTypeName(c.dtype);
@@ -112,7 +102,7 @@ TEST(QuantK, QuantizerRmsError) {
 }
 
 TEST(QuantK, EdgeBlocks) {
-  for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     std::vector<uint8_t> q(RowBytes(dtype, kQK_K).value());
     std::vector<float> x(kQK_K), y(kQK_K);
     // All zero -> exactly zero.
