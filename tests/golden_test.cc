@@ -195,13 +195,18 @@ TEST_P(GoldenTest, PerplexityMatchesTransformers) {
 
 // bf16 weights are exactly representable in f16 at these magnitudes, so f16 is exact too.
 // Lossy bounds, measured 2026-11-30 on tiny-llama: q8_0 max|dlogit| 0.21 and ppl -0.03%;
-// q4_0 max|dlogit| 3.0 and ppl +4.6%.
+// q4_0 max|dlogit| 3.0 and ppl +4.6%. K-quants, 2026-12-01 (only ffn_down has rows of 256;
+// the other matrices fall back to Q4_1 for q4_k, Q8_0 for q5_k/q6_k): q4_k 3.2 and +5.5%,
+// q5_k 1.24 and +0.25%, q6_k 0.72 and -0.17%.
 INSTANTIATE_TEST_SUITE_P(Models, GoldenTest,
                          ::testing::Values(Variant{"tiny-llama"}, Variant{"tiny-llama", "bf16"},
                                            Variant{"tiny-llama", "f32"},
                                            Variant{"tiny-llama", "f16"},
                                            Variant{"tiny-llama", "q8_0", false, 0.5, 0.01},
                                            Variant{"tiny-llama", "q4_0", false, 5.0, 0.10},
+                                           Variant{"tiny-llama", "q4_k", false, 5.0, 0.10},
+                                           Variant{"tiny-llama", "q5_k", false, 2.0, 0.02},
+                                           Variant{"tiny-llama", "q6_k", false, 1.0, 0.01},
                                            Variant{"tiny-draft"}, Variant{"tiny-draft", "bf16"},
                                            Variant{"tiny-mistral"}, Variant{"tiny-mistral", "bf16"},
                                            Variant{"smollm2"}),

@@ -26,8 +26,9 @@ constexpr const char* kQwen2Regex =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-// llama.cpp's general.file_type values.
-uint32_t FileType(DType t) {
+// llama.cpp's general.file_type values (K-quants: the _S variant for uniform files).
+uint32_t FileType(DType t, QuantMix mix) {
+  if (mix == QuantMix::kQ4_K_M) return 15;
   switch (t) {
     case DType::kF32:
       return 0;
@@ -39,6 +40,16 @@ uint32_t FileType(DType t) {
       return 3;
     case DType::kQ8_0:
       return 7;
+    case DType::kQ2_K:
+      return 10;
+    case DType::kQ3_K:
+      return 11;  // Q3_K_S
+    case DType::kQ4_K:
+      return 14;
+    case DType::kQ5_K:
+      return 16;
+    case DType::kQ6_K:
+      return 18;
     case DType::kBF16:
       return 32;
     default:
@@ -171,7 +182,24 @@ Status AddTokenizer(const std::string& dir, const Model& model, GgufWriter& w) {
 
 Status AddMatrix(GgufWriter& w, const std::string& name, const WeightMatrix& m, DType target,
                  const std::vector<int64_t>* row_order) {
-  if (!RowBytes(target, m.cols)) target = DType::kF16;  // rows not a multiple of the block
+  if (!RowBytes(target, m.cols)) {  // rows not a multiple of the block
+    switch (target) {
+      case DType::kQ2_K:
+      case DType::kQ3_K:
+        target = DType::kQ4_0;
+        break;
+      case DType::kQ4_K:
+        target = DType::kQ4_1;
+        break;
+      case DType::kQ5_K:
+      case DType::kQ6_K:
+        target = DType::kQ8_0;
+        break;
+      default:
+        target = DType::kF16;
+    }
+    if (!RowBytes(target, m.cols)) target = DType::kF16;
+  }
   const uint64_t out_row = *RowBytes(target, m.cols);
   std::vector<uint8_t> data(out_row * m.rows);
   std::vector<float> row(static_cast<size_t>(m.cols));
@@ -197,6 +225,10 @@ void AddVector(GgufWriter& w, const std::string& name, const std::vector<float>&
 
 }  // namespace
 
+bool UsesMoreBits(int64_t layer, int64_t num_layers) {
+  return layer < num_layers / 8 || layer >= 7 * num_layers / 8 || (layer - num_layers / 8) % 3 == 2;
+}
+
 std::vector<int64_t> InterleavedRopeRowOrder(int64_t rows, int64_t head_dim) {
   std::vector<int64_t> order(static_cast<size_t>(rows));
   const int64_t half = head_dim / 2;
@@ -211,8 +243,12 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
                        const ConvertOptions& options) {
   const DType t = options.type;
   if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16 && t != DType::kQ8_0 &&
-      t != DType::kQ4_0 && t != DType::kQ4_1) {
+      t != DType::kQ4_0 && t != DType::kQ4_1 && t != DType::kQ2_K && t != DType::kQ3_K &&
+      t != DType::kQ4_K && t != DType::kQ5_K && t != DType::kQ6_K) {
     return Status::InvalidArgument("convert: unsupported output type " + std::string(DTypeName(t)));
+  }
+  if (options.mix == QuantMix::kQ4_K_M && t != DType::kQ4_K) {
+    return Status::InvalidArgument("convert: the Q4_K_M mix needs type q4_k");
   }
   std::error_code ec;
   if (!fs::is_directory(hf_dir, ec)) {
@@ -224,7 +260,7 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
   GgufWriter w;
   w.AddString("general.architecture", arch);
   w.AddString("general.name", fs::path(hf_dir).lexically_normal().filename().string());
-  w.AddU32("general.file_type", FileType(t));
+  w.AddU32("general.file_type", FileType(t, options.mix));
   w.AddU32("general.quantization_version", 2);
   w.AddU32(arch + ".context_length", static_cast<uint32_t>(c.max_position));
   w.AddU32(arch + ".embedding_length", static_cast<uint32_t>(c.hidden_size));
@@ -254,12 +290,14 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
   const std::vector<int64_t> q_order = InterleavedRopeRowOrder(c.q_dim(), c.head_dim);
   const std::vector<int64_t> k_order = InterleavedRopeRowOrder(c.kv_dim(), c.head_dim);
   const bool four_bit = t == DType::kQ4_0 || t == DType::kQ4_1;
+  const bool k_quant = t == DType::kQ2_K || t == DType::kQ3_K || t == DType::kQ4_K ||
+                       t == DType::kQ5_K || t == DType::kQ6_K;
+  const DType head_type = four_bit ? DType::kQ8_0 : k_quant ? DType::kQ6_K : t;
 
   JISU_RETURN_IF_ERROR(AddMatrix(w, "token_embd.weight", mw.embedding, t, nullptr));
   AddVector(w, "output_norm.weight", mw.final_norm);
   if (!c.tie_word_embeddings) {
-    JISU_RETURN_IF_ERROR(
-        AddMatrix(w, "output.weight", mw.lm_head, four_bit ? DType::kQ8_0 : t, nullptr));
+    JISU_RETURN_IF_ERROR(AddMatrix(w, "output.weight", mw.lm_head, head_type, nullptr));
   }
   if (c.rope_scaling.type == RopeScaling::Type::kLlama3) {
     // Factors f with scaled_inv_freq = inv_freq / f, which is what readers divide by.
@@ -274,10 +312,12 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const LayerWeights& l = mw.layers[i];
     auto n = [i](const char* s) { return LayerTensorName(i, s); };
+    const DType more_bits =
+        options.mix == QuantMix::kQ4_K_M && UsesMoreBits(i, c.num_layers) ? DType::kQ6_K : t;
     AddVector(w, n("attn_norm.weight"), l.attn_norm);
     JISU_RETURN_IF_ERROR(AddMatrix(w, n("attn_q.weight"), l.wq, t, permute ? &q_order : nullptr));
     JISU_RETURN_IF_ERROR(AddMatrix(w, n("attn_k.weight"), l.wk, t, permute ? &k_order : nullptr));
-    JISU_RETURN_IF_ERROR(AddMatrix(w, n("attn_v.weight"), l.wv, t, nullptr));
+    JISU_RETURN_IF_ERROR(AddMatrix(w, n("attn_v.weight"), l.wv, more_bits, nullptr));
     if (c.attention_bias) {
       AddVector(w, n("attn_q.bias"), l.bq, permute ? &q_order : nullptr);
       AddVector(w, n("attn_k.bias"), l.bk, permute ? &k_order : nullptr);
@@ -287,7 +327,7 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
     AddVector(w, n("ffn_norm.weight"), l.ffn_norm);
     JISU_RETURN_IF_ERROR(AddMatrix(w, n("ffn_gate.weight"), l.w_gate, t, nullptr));
     JISU_RETURN_IF_ERROR(AddMatrix(w, n("ffn_up.weight"), l.w_up, t, nullptr));
-    JISU_RETURN_IF_ERROR(AddMatrix(w, n("ffn_down.weight"), l.w_down, t, nullptr));
+    JISU_RETURN_IF_ERROR(AddMatrix(w, n("ffn_down.weight"), l.w_down, more_bits, nullptr));
   }
   return w.Write(out_path);
 }

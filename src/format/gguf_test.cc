@@ -394,6 +394,21 @@ TEST(GgufCorruptTest, BadTensorInfos) {
   EXPECT_TRUE(ParseStatus(MakeGguf(0, {}, 2, adjacent, 64)).ok());
 }
 
+// K-quant tensors (GGUF types 12, 13, 14): sizes from 256-element super-blocks.
+TEST(GgufCorruptTest, KQuantTensorSizes) {
+  const auto q4k = MakeGguf(0, {}, 1, TensorInfo("q4k", {512, 3}, 12, 0), 864);
+  auto f = GgufFile::Parse(q4k.data(), q4k.size());
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ((*f)->tensors()[0].dtype, DType::kQ4_K);
+  EXPECT_EQ((*f)->tensors()[0].num_bytes, 864u);  // 3 rows x 2 blocks x 144
+  const auto q6k = MakeGguf(0, {}, 1, TensorInfo("q6k", {256}, 14, 0), 224);
+  f = GgufFile::Parse(q6k.data(), q6k.size());
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ((*f)->tensors()[0].num_bytes, 210u);
+  ExpectError(MakeGguf(0, {}, 1, TensorInfo("q5k", {384}, 13, 0), 256), "'q5k': row of 384");
+  ExpectError(MakeGguf(0, {}, 1, TensorInfo("q4k", {256, 2}, 12, 0), 256), "past the end");
+}
+
 // Flipping any single byte of the fixture must never crash (ASan/UBSan build).
 TEST(GgufCorruptTest, SingleByteCorruptionsNeverCrash) {
   const auto bytes = ReadBytes(FormatData("small.gguf"));

@@ -56,6 +56,16 @@ std::optional<WeightKind> WeightKindOf(DType dtype) {
       return kWQ4_0;
     case DType::kQ4_1:
       return kWQ4_1;
+    case DType::kQ4_K:
+      return kWQ4_K;
+    case DType::kQ5_K:
+      return kWQ5_K;
+    case DType::kQ6_K:
+      return kWQ6_K;
+    case DType::kQ2_K:
+      return kWQ2_K;
+    case DType::kQ3_K:
+      return kWQ3_K;
     default:
       return std::nullopt;
   }

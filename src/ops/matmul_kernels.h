@@ -20,7 +20,20 @@
 namespace jisu::matmul_internal {
 
 // Weight types MatMul handles, as dense indices into the KernelSet tables.
-enum WeightKind : int { kWF32, kWF16, kWBF16, kWQ8_0, kWQ4_0, kWQ4_1, kNumWeightKinds };
+enum WeightKind : int {
+  kWF32,
+  kWF16,
+  kWBF16,
+  kWQ8_0,
+  kWQ4_0,
+  kWQ4_1,
+  kWQ4_K,  // K-quants: kernels in matmul_kernels_kquant_*.cc
+  kWQ5_K,
+  kWQ6_K,
+  kWQ2_K,  // Q2_K/Q3_K: the portable kernels on every ISA (not tuned)
+  kWQ3_K,
+  kNumWeightKinds
+};
 std::optional<WeightKind> WeightKindOf(DType dtype);
 
 // Tokens one dot-kernel call handles at most (accumulators held in registers).

@@ -2,6 +2,7 @@
 // build stays baseline x86-64; only called after GetCpuFeatures().avx2. A 32-element chunk
 // (one quant block) is four ymm registers.
 #include "ops/matmul_kernels.h"
+#include "ops/matmul_kernels_kquant.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -179,9 +180,11 @@ JISU_AVX2 void Gemm(int64_t kc, const float* a, const float* b, float* c, int64_
 constexpr KernelSet kAvx2 = {
     Isa::kAvx2,
     {DotRows<kWF32>, DotRows<kWF16>, DotRows<kWBF16>, DotRows<kWQ8_0>, DotRows<kWQ4_0>,
-     DotRows<kWQ4_1>},
+     DotRows<kWQ4_1>, DotRowsQ4_KAvx2, DotRowsQ5_KAvx2, DotRowsQ6_KAvx2, DotRowsQ2_KScalar,
+     DotRowsQ3_KScalar},
     {Dequant<kWF32>, Dequant<kWF16>, Dequant<kWBF16>, Dequant<kWQ8_0>, Dequant<kWQ4_0>,
-     Dequant<kWQ4_1>},
+     Dequant<kWQ4_1>, DequantQ4_KAvx2, DequantQ5_KAvx2, DequantQ6_KAvx2, DequantQ2_KScalar,
+     DequantQ3_KScalar},
     kMr,
     kNr,
     Gemm,

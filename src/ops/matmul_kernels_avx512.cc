@@ -2,6 +2,7 @@
 // the rest of the build stays baseline x86-64; only called after GetCpuFeatures().avx512.
 // A 32-element chunk (one quant block) is two zmm registers.
 #include "ops/matmul_kernels.h"
+#include "ops/matmul_kernels_kquant.h"
 
 #if defined(__x86_64__)
 // GCC 12's AVX-512 intrinsic headers self-initialize "undefined" vectors, which its own
@@ -278,9 +279,11 @@ JISU_AVX512 void TransposePanel(const float* rows, int64_t kc, float* panel) {
 constexpr KernelSet kAvx512 = {
     Isa::kAvx512,
     {DotRows<kWF32>, DotRows<kWF16>, DotRows<kWBF16>, DotRows<kWQ8_0>, DotRows<kWQ4_0>,
-     DotRows<kWQ4_1>},
+     DotRows<kWQ4_1>, DotRowsQ4_KAvx512, DotRowsQ5_KAvx512, DotRowsQ6_KAvx512, DotRowsQ2_KScalar,
+     DotRowsQ3_KScalar},
     {Dequant<kWF32>, Dequant<kWF16>, Dequant<kWBF16>, Dequant<kWQ8_0>, Dequant<kWQ4_0>,
-     Dequant<kWQ4_1>},
+     Dequant<kWQ4_1>, DequantQ4_KAvx512, DequantQ5_KAvx512, DequantQ6_KAvx512, DequantQ2_KScalar,
+     DequantQ3_KScalar},
     kMr,
     kNr,
     Gemm,

@@ -5,6 +5,7 @@
 
 #include "core/half.h"
 #include "ops/matmul_kernels.h"
+#include "ops/matmul_kernels_kquant.h"
 #include "ops/quant.h"
 
 namespace jisu::matmul_internal {
@@ -101,9 +102,11 @@ void Gemm(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, boo
 constexpr KernelSet kScalar = {
     Isa::kScalar,
     {DotRows<kWF32>, DotRows<kWF16>, DotRows<kWBF16>, DotRows<kWQ8_0>, DotRows<kWQ4_0>,
-     DotRows<kWQ4_1>},
+     DotRows<kWQ4_1>, DotRowsQ4_KScalar, DotRowsQ5_KScalar, DotRowsQ6_KScalar, DotRowsQ2_KScalar,
+     DotRowsQ3_KScalar},
     {Dequant<kWF32>, Dequant<kWF16>, Dequant<kWBF16>, Dequant<kWQ8_0>, Dequant<kWQ4_0>,
-     Dequant<kWQ4_1>},
+     Dequant<kWQ4_1>, DequantQ4_KScalar, DequantQ5_KScalar, DequantQ6_KScalar, DequantQ2_KScalar,
+     DequantQ3_KScalar},
     kMr,
     kNr,
     Gemm,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/half.h"
+#include "ops/quant_k.h"
 
 namespace jisu {
 namespace {
@@ -126,6 +127,11 @@ bool IsSupportedWeightType(DType dtype) {
     case DType::kQ8_0:
     case DType::kQ4_0:
     case DType::kQ4_1:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
       return true;
     default:
       return false;
@@ -158,6 +164,21 @@ void DequantizeRow(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kQ4_1:
       DequantizeQ4_1(static_cast<const BlockQ4_1*>(src), dst, n / kQK);
       return;
+    case DType::kQ2_K:
+      DequantizeQ2_K(static_cast<const BlockQ2_K*>(src), dst, n / kQK_K);
+      return;
+    case DType::kQ3_K:
+      DequantizeQ3_K(static_cast<const BlockQ3_K*>(src), dst, n / kQK_K);
+      return;
+    case DType::kQ4_K:
+      DequantizeQ4_K(static_cast<const BlockQ4_K*>(src), dst, n / kQK_K);
+      return;
+    case DType::kQ5_K:
+      DequantizeQ5_K(static_cast<const BlockQ5_K*>(src), dst, n / kQK_K);
+      return;
+    case DType::kQ6_K:
+      DequantizeQ6_K(static_cast<const BlockQ6_K*>(src), dst, n / kQK_K);
+      return;
     default:
       assert(false && "unsupported weight type");
   }
@@ -188,6 +209,21 @@ void QuantizeRow(DType dtype, const float* src, void* dst, int64_t n) {
       return;
     case DType::kQ4_1:
       QuantizeQ4_1(src, static_cast<BlockQ4_1*>(dst), n / kQK);
+      return;
+    case DType::kQ2_K:
+      QuantizeQ2_K(src, static_cast<BlockQ2_K*>(dst), n / kQK_K);
+      return;
+    case DType::kQ3_K:
+      QuantizeQ3_K(src, static_cast<BlockQ3_K*>(dst), n / kQK_K);
+      return;
+    case DType::kQ4_K:
+      QuantizeQ4_K(src, static_cast<BlockQ4_K*>(dst), n / kQK_K);
+      return;
+    case DType::kQ5_K:
+      QuantizeQ5_K(src, static_cast<BlockQ5_K*>(dst), n / kQK_K);
+      return;
+    case DType::kQ6_K:
+      QuantizeQ6_K(src, static_cast<BlockQ6_K*>(dst), n / kQK_K);
       return;
     default:
       assert(false && "unsupported weight type");

@@ -33,7 +33,8 @@ static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 
-// True for the types DequantizeRow/QuantizeRow handle: F32, F16, BF16, Q8_0, Q4_0, Q4_1.
+// True for the types DequantizeRow/QuantizeRow handle: F32, F16, BF16, Q8_0, Q4_0, Q4_1 and
+// the K-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (ops/quant_k.h).
 bool IsSupportedWeightType(DType dtype);
 
 // Converts `n` elements of a row stored as `dtype` to float. n must be a multiple of the
@@ -41,7 +42,8 @@ bool IsSupportedWeightType(DType dtype);
 void DequantizeRow(DType dtype, const void* src, float* dst, int64_t n);
 
 // Converts `n` floats to `dtype` (same types as DequantizeRow), rounding as GGUF's reference
-// quantizers do, so files we write match files others write.
+// quantizers do, so files we write match files others write (K-quants: our own quantizer,
+// valid blocks but not llama.cpp's bytes).
 void QuantizeRow(DType dtype, const float* src, void* dst, int64_t n);
 
 }  // namespace jisu

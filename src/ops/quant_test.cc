@@ -92,11 +92,12 @@ INSTANTIATE_TEST_SUITE_P(Gguf, QuantFixtureTest,
                                            "bf16.bin"));
 
 TEST(QuantTest, SupportedTypes) {
-  for (DType t :
-       {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1}) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1,
+                  DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_TRUE(IsSupportedWeightType(t)) << DTypeName(t);
   }
-  for (DType t : {DType::kQ5_0, DType::kQ4_K, DType::kQ6_K, DType::kI8, DType::kF64}) {
+  for (DType t :
+       {DType::kQ5_0, DType::kQ5_1, DType::kQ8_1, DType::kQ8_K, DType::kI8, DType::kF64}) {
     EXPECT_FALSE(IsSupportedWeightType(t)) << DTypeName(t);
   }
 }
