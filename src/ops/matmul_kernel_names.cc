@@ -1,5 +1,7 @@
 #include "ops/matmul_kernel_names.h"
 
+#include <iterator>
+
 #include "ops/matmul_kernels.h"
 
 namespace jisu {
@@ -9,7 +11,10 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
   const KernelSet& ks = ActiveKernelSet();
   const std::string isa = IsaName(ks.isa);
   const std::string tile = std::to_string(ks.mr) + "x" + std::to_string(ks.nr);
-  static const char* const kNames[kNumWeightKinds] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1"};
+  // In WeightKind order; the size check makes a new kind without a name a compile error.
+  static constexpr const char* kNames[] = {"f32",  "f16",  "bf16", "q8_0", "q4_0", "q4_1",
+                                           "q4_k", "q5_k", "q6_k", "q2_k", "q3_k"};
+  static_assert(std::size(kNames) == kNumWeightKinds);
   std::vector<MatMulKernelName> out;
   for (int k = 0; k < kNumWeightKinds; ++k) {
     const std::string t = kNames[k];
