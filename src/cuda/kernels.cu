@@ -1,0 +1,431 @@
+// Device kernels of the CUDA backend. Memory-bound elementwise work is fused into the kernels
+// that already touch the data (bias + RoPE + KV write; gate * up; the residual add happens in
+// the GEMM epilogue, beta = 1). Attention is one tiled kernel for prefill and decode: a block
+// holds up to 4 * RPW query rows (token x query head of one KV head group), streams the keys of
+// one chunk through shared memory 32 at a time and keeps an online softmax per row, so no score
+// matrix is ever materialized.
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/kernels.h"
+
+namespace jisu::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+__device__ __forceinline__ float WarpSum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float WarpMax(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it.
+__device__ float BlockSum(float v, float* scratch) {
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  v = WarpSum(v);
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  const int warps = blockDim.x / 32;
+  v = lane < warps ? scratch[lane] : 0.0f;
+  v = WarpSum(v);
+  __syncthreads();
+  return v;
+}
+
+__global__ void EmbedKernel(const bf16* table, const int32_t* ids, int hidden, float* x) {
+  const int t = blockIdx.x;
+  const bf16* row = table + static_cast<size_t>(ids[t]) * hidden;
+  float* out = x + static_cast<size_t>(t) * hidden;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) out[i] = __bfloat162float(row[i]);
+}
+
+__global__ void RmsNormKernel(const float* x, const int32_t* rows, int hidden,
+                              const float* weight, float eps, bf16* out) {
+  __shared__ float scratch[32];
+  const int r = blockIdx.x;
+  const float* in = x + static_cast<size_t>(rows ? rows[r] : r) * hidden;
+  float ss = 0.0f;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) ss += in[i] * in[i];
+  ss = BlockSum(ss, scratch);
+  const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
+  bf16* o = out + static_cast<size_t>(r) * hidden;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+    o[i] = __float2bfloat16(in[i] * inv * weight[i]);
+  }
+}
+
+__global__ void QkvRopeKernel(const float* qkv, const float* bias, const int32_t* positions,
+                              const int32_t* slots, int heads, int kv_heads, int head_dim,
+                              const float* inv_freq, bool interleaved, float q_scale,
+                              float* q_out, bf16* kv_layer, int block_size) {
+  const int t = blockIdx.x;
+  const int q_dim = heads * head_dim;
+  const int kv_dim = kv_heads * head_dim;
+  const int half = head_dim / 2;
+  const float* row = qkv + static_cast<size_t>(t) * (q_dim + 2 * kv_dim);
+  const float pos = static_cast<float>(positions[t]);
+  const int slot = slots[t];
+  const size_t head_stride = static_cast<size_t>(block_size) * head_dim;
+  bf16* k_block = kv_layer + static_cast<size_t>(slot / block_size) * 2 * kv_heads * head_stride +
+                  static_cast<size_t>(slot % block_size) * head_dim;
+  bf16* v_block = k_block + kv_heads * head_stride;
+  // Rotated pairs of q and k heads.
+  for (int idx = threadIdx.x; idx < (heads + kv_heads) * half; idx += blockDim.x) {
+    const int h = idx / half;
+    const int i = idx % half;
+    const int i0 = interleaved ? 2 * i : i;
+    const int i1 = interleaved ? 2 * i + 1 : i + half;
+    const int base = h * head_dim;  // q heads, then k heads right after them
+    float a = row[base + i0];
+    float b = row[base + i1];
+    if (bias) {
+      a += bias[base + i0];
+      b += bias[base + i1];
+    }
+    // The CPU's angle: a float product, cos/sin of it correctly rounded (double then float).
+    const double angle = static_cast<double>(pos * inv_freq[i]);
+    double s, c;
+    sincos(angle, &s, &c);
+    const float cf = static_cast<float>(c);
+    const float sf = static_cast<float>(s);
+    const float r0 = a * cf - b * sf;
+    const float r1 = b * cf + a * sf;
+    if (h < heads) {
+      float* q = q_out + static_cast<size_t>(t) * q_dim + base;
+      q[i0] = r0 * q_scale;
+      q[i1] = r1 * q_scale;
+    } else {
+      bf16* k = k_block + (h - heads) * head_stride;
+      k[i0] = __float2bfloat16(r0);
+      k[i1] = __float2bfloat16(r1);
+    }
+  }
+  for (int idx = threadIdx.x; idx < kv_dim; idx += blockDim.x) {
+    const int off = q_dim + kv_dim + idx;
+    float v = row[off];
+    if (bias) v += bias[off];
+    v_block[(idx / head_dim) * head_stride + idx % head_dim] = __float2bfloat16(v);
+  }
+}
+
+__global__ void SiluMulKernel(const float* gate_up, int ffn, bf16* out) {
+  const int t = blockIdx.x;
+  const float* g = gate_up + static_cast<size_t>(t) * 2 * ffn;
+  const float* u = g + ffn;
+  bf16* o = out + static_cast<size_t>(t) * ffn;
+  for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < ffn; i += gridDim.y * blockDim.x) {
+    const float x = g[i];
+    o[i] = __float2bfloat16(x / (1.0f + __expf(-x)) * u[i]);
+  }
+}
+
+constexpr int kKeyTile = 32;  // keys per shared-memory tile: one per lane in the score pass
+constexpr int kAttnThreads = 128;
+
+template <int HD, int RPW>
+constexpr size_t AttnSmemBytes() {
+  return (static_cast<size_t>(4 * RPW) * HD + 4 * RPW * kKeyTile) * sizeof(float) +
+         static_cast<size_t>(kKeyTile) * (HD + 2) * sizeof(bf16) +
+         static_cast<size_t>(kKeyTile) * HD * sizeof(bf16);
+}
+
+// grid: (items, kv_heads). Warp w owns query rows [w * RPW, (w + 1) * RPW) of the tile; row r
+// is token r / G, head r % G of the KV head's group of G query heads.
+template <int HD, int RPW>
+__global__ void __launch_bounds__(kAttnThreads) AttentionKernel(AttnArgs a) {
+  constexpr int R = 4 * RPW;
+  constexpr int DPL = HD / 32;  // output dims per lane
+  constexpr int KS = HD + 2;    // padded key row: lanes reading different keys hit distinct banks
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* qs = reinterpret_cast<float*>(smem);  // [R][HD]
+  float* ps = qs + R * HD;                     // [R][kKeyTile]
+  bf16* ks = reinterpret_cast<bf16*>(ps + R * kKeyTile);  // [kKeyTile][KS]
+  bf16* vs = ks + kKeyTile * KS;                           // [kKeyTile][HD]
+
+  const AttnItem it = a.items[blockIdx.x];
+  const int kvh = blockIdx.y;
+  const int group = a.heads / a.kv_heads;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int nrows = it.q_count * group;
+  const int q_dim = a.heads * HD;
+
+  for (int idx = threadIdx.x; idx < R * HD; idx += kAttnThreads) {
+    const int r = idx / HD;
+    float v = 0.0f;
+    if (r < nrows) {
+      const int tok = it.q_begin + r / group;
+      const int h = kvh * group + r % group;
+      v = a.q[static_cast<size_t>(tok) * q_dim + h * HD + idx % HD];
+    }
+    qs[idx] = v;
+  }
+
+  float m[RPW], l[RPW], acc[RPW][DPL];
+  int qpos[RPW];
+  bool valid[RPW];
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const int r = warp * RPW + i;
+    valid[i] = r < nrows;
+    qpos[i] = it.q_pos0 + r / group;
+    m[i] = -INFINITY;
+    l[i] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < DPL; ++d) acc[i][d] = 0.0f;
+  }
+
+  const size_t head_stride = static_cast<size_t>(a.block_size) * HD;
+  const size_t block_stride = 2 * static_cast<size_t>(a.kv_heads) * head_stride;
+  const size_t v_offset = static_cast<size_t>(a.kv_heads) * head_stride;
+  const bf16* kv = reinterpret_cast<const bf16*>(a.kv);
+  const int window = a.sliding_window;
+
+  for (int t0 = it.kv_begin; t0 < it.kv_end; t0 += kKeyTile) {
+    const int len = min(kKeyTile, it.kv_end - t0);
+    __syncthreads();  // the previous tile is consumed (and, the first time, Q is loaded)
+    constexpr int kVecPerRow = HD / 8;  // 16-byte vectors per key row
+    for (int idx = threadIdx.x; idx < kKeyTile * kVecPerRow; idx += kAttnThreads) {
+      const int j = idx / kVecPerRow;
+      const int c = idx % kVecPerRow;
+      uint4 k4 = make_uint4(0, 0, 0, 0);
+      uint4 v4 = make_uint4(0, 0, 0, 0);
+      if (j < len) {
+        const int p = t0 + j;
+        const int block = a.block_tables[it.bt_offset + p / a.block_size];
+        const bf16* base = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
+                           static_cast<size_t>(p % a.block_size) * HD;
+        k4 = reinterpret_cast<const uint4*>(base)[c];
+        v4 = reinterpret_cast<const uint4*>(base + v_offset)[c];
+      }
+      uint32_t* kd = reinterpret_cast<uint32_t*>(ks + j * KS + c * 8);
+      kd[0] = k4.x;
+      kd[1] = k4.y;
+      kd[2] = k4.z;
+      kd[3] = k4.w;
+      reinterpret_cast<uint4*>(vs + j * HD)[c] = v4;
+    }
+    __syncthreads();
+
+    // Scores: lane = key.
+    float s[RPW];
+#pragma unroll
+    for (int i = 0; i < RPW; ++i) s[i] = 0.0f;
+    const bf16* krow = ks + lane * KS;
+#pragma unroll 8
+    for (int d = 0; d < HD; d += 2) {
+      const float2 k2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(krow + d));
+#pragma unroll
+      for (int i = 0; i < RPW; ++i) {
+        const float2 q2 = *reinterpret_cast<const float2*>(qs + (warp * RPW + i) * HD + d);
+        s[i] += q2.x * k2.x + q2.y * k2.y;
+      }
+    }
+    const int kp = t0 + lane;
+#pragma unroll
+    for (int i = 0; i < RPW; ++i) {
+      const bool ok = valid[i] && lane < len && kp <= qpos[i] &&
+                      (window <= 0 || kp > qpos[i] - window);
+      const float sv = ok ? s[i] : -INFINITY;
+      const float m_new = fmaxf(m[i], WarpMax(sv));
+      const float p = m_new == -INFINITY ? 0.0f : __expf(sv - m_new);
+      const float alpha = m_new == -INFINITY ? 1.0f : __expf(m[i] - m_new);
+      l[i] = l[i] * alpha + WarpSum(p);
+      m[i] = m_new;
+      ps[(warp * RPW + i) * kKeyTile + lane] = p;
+#pragma unroll
+      for (int d = 0; d < DPL; ++d) acc[i][d] *= alpha;
+    }
+    __syncwarp();
+
+    // Values: lane = output dims [lane * DPL, (lane + 1) * DPL).
+    for (int j = 0; j < len; ++j) {
+      float v[DPL];
+      const bf16* vrow = vs + j * HD + lane * DPL;
+      if constexpr (DPL == 1) {
+        v[0] = __bfloat162float(vrow[0]);
+      } else {
+#pragma unroll
+        for (int d = 0; d < DPL; d += 2) {
+          const float2 v2 =
+              __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(vrow + d));
+          v[d] = v2.x;
+          v[d + 1] = v2.y;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < RPW; ++i) {
+        const float p = ps[(warp * RPW + i) * kKeyTile + j];
+#pragma unroll
+        for (int d = 0; d < DPL; ++d) acc[i][d] += p * v[d];
+      }
+    }
+    __syncwarp();
+  }
+
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    if (!valid[i]) continue;
+    const int r = warp * RPW + i;
+    const int tok = it.q_begin + r / group;
+    const int h = kvh * group + r % group;
+    if (it.num_chunks == 1) {
+      const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+      bf16* o = reinterpret_cast<bf16*>(a.out) + static_cast<size_t>(tok) * q_dim + h * HD +
+                lane * DPL;
+#pragma unroll
+      for (int d = 0; d < DPL; ++d) o[d] = __float2bfloat16(acc[i][d] * inv);
+    } else {
+      const size_t pi = (static_cast<size_t>(tok) * a.heads + h) * a.max_chunks + it.chunk;
+      float* o = a.part_acc + pi * HD + lane * DPL;
+#pragma unroll
+      for (int d = 0; d < DPL; ++d) o[d] = acc[i][d];
+      if (lane == 0) {
+        a.part_ml[pi * 2] = m[i];
+        a.part_ml[pi * 2 + 1] = l[i];
+      }
+    }
+  }
+}
+
+template <int HD>
+__global__ void AttentionCombineKernel(AttnArgs a, const int32_t* token_chunks) {
+  const int t = blockIdx.x;
+  const int h = blockIdx.y;
+  const int chunks = token_chunks[t];
+  if (chunks <= 1) return;
+  const size_t base = (static_cast<size_t>(t) * a.heads + h) * a.max_chunks;
+  float m = -INFINITY;
+  for (int c = 0; c < chunks; ++c) m = fmaxf(m, a.part_ml[(base + c) * 2]);
+  for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+    float sum = 0.0f;
+    float o = 0.0f;
+    for (int c = 0; c < chunks; ++c) {
+      const float mc = a.part_ml[(base + c) * 2];
+      if (mc == -INFINITY) continue;
+      const float w = __expf(mc - m);
+      sum += w * a.part_ml[(base + c) * 2 + 1];
+      o += w * a.part_acc[(base + c) * HD + d];
+    }
+    reinterpret_cast<bf16*>(a.out)[static_cast<size_t>(t) * a.heads * HD + h * HD + d] =
+        __float2bfloat16(sum > 0.0f ? o / sum : 0.0f);
+  }
+}
+
+template <int HD, int RPW>
+void LaunchAttentionT(const AttnArgs& args, cudaStream_t stream) {
+  constexpr size_t smem = AttnSmemBytes<HD, RPW>();
+  static bool configured = false;  // the engine loop is the one caller
+  if (!configured) {
+    cudaFuncSetAttribute(AttentionKernel<HD, RPW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(smem));
+    configured = true;
+  }
+  dim3 grid(args.num_items, args.kv_heads);
+  AttentionKernel<HD, RPW><<<grid, kAttnThreads, smem, stream>>>(args);
+}
+
+template <int HD>
+void LaunchAttentionHd(const AttnArgs& args, cudaStream_t stream) {
+  switch (args.rows_per_warp) {
+    case 1: return LaunchAttentionT<HD, 1>(args, stream);
+    case 2: return LaunchAttentionT<HD, 2>(args, stream);
+    case 4: return LaunchAttentionT<HD, 4>(args, stream);
+    case 8: return LaunchAttentionT<HD, 8>(args, stream);
+    default: return LaunchAttentionT<HD, 16>(args, stream);
+  }
+}
+
+__device__ __forceinline__ uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+__global__ void FillRandomBf16Kernel(bf16* dst, size_t n, float scale, uint64_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint64_t h = SplitMix64(seed ^ (i * 0x2545f4914f6cdd1dull));
+    const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    dst[i] = __float2bfloat16((2.0f * u - 1.0f) * scale);
+  }
+}
+
+__global__ void FillF32Kernel(float* dst, size_t n, float value) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    dst[i] = value;
+  }
+}
+
+}  // namespace
+
+bool AttentionSupportsHeadDim(int head_dim) {
+  return head_dim == 32 || head_dim == 64 || head_dim == 128;
+}
+
+void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden, float* x,
+                 cudaStream_t stream) {
+  EmbedKernel<<<num_tokens, 256, 0, stream>>>(reinterpret_cast<const bf16*>(table), ids, hidden,
+                                              x);
+}
+
+void LaunchRmsNorm(const float* x, const int32_t* rows, int num_rows, int hidden,
+                   const float* weight, float eps, uint16_t* out, cudaStream_t stream) {
+  RmsNormKernel<<<num_rows, hidden >= 2048 ? 1024 : 256, 0, stream>>>(
+      x, rows, hidden, weight, eps, reinterpret_cast<bf16*>(out));
+}
+
+void LaunchQkvRope(const float* qkv, const float* bias, const int32_t* positions,
+                   const int32_t* slots, int num_tokens, int heads, int kv_heads, int head_dim,
+                   const float* inv_freq, bool interleaved, float q_scale, float* q_out,
+                   uint16_t* kv_layer, int block_size, cudaStream_t stream) {
+  QkvRopeKernel<<<num_tokens, 256, 0, stream>>>(qkv, bias, positions, slots, heads, kv_heads,
+                                                head_dim, inv_freq, interleaved, q_scale, q_out,
+                                                reinterpret_cast<bf16*>(kv_layer), block_size);
+}
+
+void LaunchSiluMul(const float* gate_up, int num_tokens, int ffn, uint16_t* out,
+                   cudaStream_t stream) {
+  dim3 grid(num_tokens, (ffn + 1023) / 1024);
+  SiluMulKernel<<<grid, 256, 0, stream>>>(gate_up, ffn, reinterpret_cast<bf16*>(out));
+}
+
+void LaunchAttention(const AttnArgs& args, cudaStream_t stream) {
+  if (args.num_items == 0) return;
+  switch (args.head_dim) {
+    case 32: return LaunchAttentionHd<32>(args, stream);
+    case 64: return LaunchAttentionHd<64>(args, stream);
+    default: return LaunchAttentionHd<128>(args, stream);
+  }
+}
+
+void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, int num_tokens,
+                            cudaStream_t stream) {
+  dim3 grid(num_tokens, args.heads);
+  switch (args.head_dim) {
+    case 32: return AttentionCombineKernel<32><<<grid, 32, 0, stream>>>(args, token_chunks);
+    case 64: return AttentionCombineKernel<64><<<grid, 64, 0, stream>>>(args, token_chunks);
+    default: return AttentionCombineKernel<128><<<grid, 128, 0, stream>>>(args, token_chunks);
+  }
+}
+
+void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed,
+                          cudaStream_t stream) {
+  FillRandomBf16Kernel<<<1024, 256, 0, stream>>>(reinterpret_cast<bf16*>(dst), n, scale, seed);
+}
+
+void LaunchFillF32(float* dst, size_t n, float value, cudaStream_t stream) {
+  FillF32Kernel<<<256, 256, 0, stream>>>(dst, n, value);
+}
+
+}  // namespace jisu::cuda
