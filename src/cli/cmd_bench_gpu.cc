@@ -28,6 +28,10 @@ struct BenchGpuFlags {
   std::string prefills = "512,2048,8192";
   int64_t steps = 20;
   int device = 0;
+  bool no_graphs = false;
+  bool no_tc_attention = false;
+  bool no_gemv = false;
+  int64_t attn_chunk = 0;
 };
 
 Result<ModelConfig> ShapeConfig(const std::string& name) {
@@ -120,6 +124,14 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.block_size = bs;
   o.kv_fraction = 0.95;
   o.max_kv_blocks = blocks;
+  o.cuda_graphs = !f.no_graphs;
+  o.prefill_tensor_cores = !f.no_tc_attention;
+  o.small_batch_gemv = !f.no_gemv;
+  o.attention_chunk_tokens = f.attn_chunk;
+  std::printf("small-batch GEMV %s, ", f.no_gemv ? "off" : "on");
+  std::printf("CUDA graphs %s, prefill attention on %s, key chunk %s\n", f.no_graphs ? "off" : "on",
+              f.no_tc_attention ? "FP32 cores" : "tensor cores",
+              f.attn_chunk > 0 ? std::to_string(f.attn_chunk).c_str() : "auto");
   const double t0 = Now();
   JISU_ASSIGN_OR_RETURN(auto backend, CreateCudaBackendRandom(c, o, 1234));
   if (backend->num_kv_blocks() < blocks) {
@@ -225,6 +237,11 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_option("-p,--prefill", flags->prefills, "comma-separated prompt lengths");
   cmd->add_option("--steps", flags->steps, "timed decode steps per batch size");
   cmd->add_option("--gpu", flags->device, "CUDA device index");
+  cmd->add_flag("--no-graphs", flags->no_graphs, "launch every step eagerly");
+  cmd->add_flag("--no-tc-attention", flags->no_tc_attention,
+                "prefill attention on the FP32 kernel");
+  cmd->add_flag("--no-gemv", flags->no_gemv, "cuBLAS for steps of <= 8 tokens too");
+  cmd->add_option("--attn-chunk", flags->attn_chunk, "attention key chunk (0 = auto)");
   cmd->callback([flags] { ReportStatus(RunBenchGpu(*flags)); });
 }
 

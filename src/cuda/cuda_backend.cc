@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "core/half.h"
@@ -99,11 +101,27 @@ struct AttnTile {
   bool decode;
 };
 
+// What a captured step depends on besides the (stable) buffers: everything that sizes a
+// launch or places data in the step's metadata.
+struct GraphKey {
+  int64_t tokens, rows;
+  int decode_items, prefill_items, max_chunks, decode_rpw;
+  bool operator<(const GraphKey& o) const {
+    return std::tie(tokens, rows, decode_items, prefill_items, max_chunks, decode_rpw) <
+           std::tie(o.tokens, o.rows, o.decode_items, o.prefill_items, o.max_chunks, o.decode_rpw);
+  }
+};
+
+struct GraphEntry {
+  cudaGraphExec_t exec = nullptr;  // null: seen once, not captured yet
+};
+
 class CudaBackend final : public ForwardBackend {
  public:
   CudaBackend(const ModelConfig& config, const CudaBackendOptions& options)
       : config_(config), options_(options) {}
   ~CudaBackend() override {
+    ClearGraphs();
     if (cublas_) cublasDestroy(cublas_);
     if (stream_) cudaStreamDestroy(stream_);
     if (meta_host_) cudaFreeHost(meta_host_);
@@ -133,6 +151,13 @@ class CudaBackend final : public ForwardBackend {
   Status Prepare(const ForwardBatch& batch);
   Status EnsureScratch(int64_t tokens, int64_t rows, int64_t partials);
   // y[T, n] (f32) = x[T, k] (bf16) . w[n, k]^T (+ y when accumulate).
+  Status RunStep(int64_t tokens, int64_t rows);  // every launch of a step, on stream_
+  void ClearGraphs() {
+    for (auto& [key, entry] : graphs_) {
+      if (entry.exec) cudaGraphExecDestroy(entry.exec);
+    }
+    graphs_.clear();
+  }
   Status Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* x, int64_t tokens, float* y,
               bool accumulate);
 
@@ -169,6 +194,9 @@ class CudaBackend final : public ForwardBackend {
          off_tables_ = 0, off_items_ = 0;
   int num_decode_items_ = 0, num_prefill_items_ = 0, max_chunks_ = 1;
   int decode_rpw_ = 1;
+
+  DeviceBuffer cublas_workspace_;  // fixed, so that captured GEMMs never allocate
+  std::map<GraphKey, GraphEntry> graphs_;
 };
 
 Status CudaBackend::Init() {
@@ -194,6 +222,11 @@ Status CudaBackend::Init() {
     return Status::Internal("cuda backend: cublasCreate failed");
   }
   cublasSetStream(cublas_, stream_);
+  JISU_RETURN_IF_ERROR(cublas_workspace_.Resize(32 << 20));
+  if (cublasSetWorkspace(cublas_, cublas_workspace_.get(), cublas_workspace_.size()) !=
+      CUBLAS_STATUS_SUCCESS) {
+    return Status::Internal("cuda backend: cublasSetWorkspace failed");
+  }
   return AllocateWeights();
 }
 
@@ -399,8 +432,8 @@ Status CudaBackend::Prepare(const ForwardBatch& batch) {
   if (chunk <= 0) {
     // Split keys only when the tiles alone leave SMs idle (small batches, long contexts).
     const int64_t base = static_cast<int64_t>(tiles.size()) * config_.num_kv_heads;
-    const int64_t want = (2 * num_sms_ + base - 1) / std::max<int64_t>(1, base);
-    chunk = want <= 1 ? max_range : std::max<int64_t>(256, (max_range + want - 1) / want);
+    const int64_t want = (4 * num_sms_ + base - 1) / std::max<int64_t>(1, base);
+    chunk = want <= 1 ? max_range : std::max<int64_t>(128, (max_range + want - 1) / want);
     chunk = std::max<int64_t>(1, chunk);
   }
 
@@ -439,15 +472,17 @@ Status CudaBackend::Prepare(const ForwardBatch& batch) {
   off_slots_ = off_pos_ + T;
   off_chunks_ = off_slots_ + T;
   off_rows_ = off_chunks_ + T;
-  off_tables_ = off_rows_ + R;
-  off_items_ = (off_tables_ + table_len + 3) / 4 * 4;  // 16-byte aligned items
-  const size_t total = off_items_ + items_.size() * (sizeof(AttnItem) / 4);
+  // Items before the block tables, so that every offset depends only on the graph key.
+  off_items_ = (off_rows_ + R + 3) / 4 * 4;  // 16-byte aligned items
+  off_tables_ = off_items_ + items_.size() * (sizeof(AttnItem) / 4);
+  const size_t total = off_tables_ + table_len;
   if (total > meta_cap_) {
     if (meta_host_) cudaFreeHost(meta_host_);
     meta_host_ = nullptr;
     meta_cap_ = std::max(total, meta_cap_ * 2);
     JISU_CUDA_RETURN(cudaMallocHost(reinterpret_cast<void**>(&meta_host_), meta_cap_ * 4));
     JISU_RETURN_IF_ERROR(meta_dev_.Resize(meta_cap_ * 4));
+    ClearGraphs();  // they point into the old buffer
   }
   int32_t* m = meta_host_;
   {
@@ -474,6 +509,7 @@ Status CudaBackend::Prepare(const ForwardBatch& batch) {
 
 Status CudaBackend::EnsureScratch(int64_t tokens, int64_t rows, int64_t partials) {
   const ModelConfig& c = config_;
+  if (tokens > cap_tokens_ || rows > cap_rows_ || partials > cap_partials_) ClearGraphs();
   if (tokens > cap_tokens_) {
     const int64_t t = std::max(tokens, cap_tokens_ * 2);
     JISU_RETURN_IF_ERROR(x_.Resize(t * c.hidden_size * 4));
@@ -503,6 +539,12 @@ Status CudaBackend::Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void
                          float* y, bool accumulate) {
   // Row-major y[T, n] = x[T, k] w[n, k]^T is column-major y^T[n, T] = w^T x^T, with w stored
   // column-major as [k, n].
+  if (options_.small_batch_gemv && tokens <= cuda::kMaxGemvTokens &&
+      cuda::LaunchGemv(w.as<uint16_t>(), static_cast<int>(n), static_cast<int>(k),
+                       static_cast<const uint16_t*>(x), static_cast<int>(tokens), y, accumulate,
+                       stream_)) {
+    return Status::Ok();
+  }
   const float alpha = 1.0f;
   const float beta = accumulate ? 1.0f : 0.0f;
   const cublasStatus_t st =
@@ -525,7 +567,42 @@ Status CudaBackend::Forward(const ForwardBatch& batch, float* logits) {
   const int64_t R = static_cast<int64_t>(batch.logits_rows.size());
   JISU_RETURN_IF_ERROR(EnsureScratch(T, std::max<int64_t>(R, 1),
                                      max_chunks_ > 1 ? T * config_.num_heads * max_chunks_ : 0));
+  const bool graph = options_.cuda_graphs && T <= 512;
+  GraphEntry* entry = nullptr;
+  if (graph) {
+    if (graphs_.size() >= 256) ClearGraphs();  // shapes churn (prefill chunk sizes): start over
+    const GraphKey key{T, R, num_decode_items_, num_prefill_items_, max_chunks_, decode_rpw_};
+    auto [pos, inserted] = graphs_.try_emplace(key);
+    if (!inserted) entry = &pos->second;
+  }
+  if (entry && !entry->exec) {
+    // Second sighting of this shape: capture. Kernel attributes and cuBLAS heuristics were set
+    // up by the eager first run.
+    JISU_CUDA_RETURN(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    const Status st = RunStep(T, R);
+    cudaGraph_t g = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(stream_, &g);
+    JISU_RETURN_IF_ERROR(st);
+    JISU_CUDA_RETURN(end);
+    const cudaError_t inst = cudaGraphInstantiate(&entry->exec, g, 0);
+    cudaGraphDestroy(g);
+    JISU_CUDA_RETURN(inst);
+  }
+  if (entry && entry->exec) {
+    JISU_CUDA_RETURN(cudaGraphLaunch(entry->exec, stream_));
+  } else {
+    JISU_RETURN_IF_ERROR(RunStep(T, R));
+  }
+  if (R > 0) {
+    JISU_CUDA_RETURN(cudaMemcpyAsync(logits, logits_.get(), R * config_.vocab_size * 4,
+                                     cudaMemcpyDeviceToHost, stream_));
+  }
+  JISU_CUDA_RETURN(cudaGetLastError());
+  JISU_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  return Status::Ok();
+}
 
+Status CudaBackend::RunStep(int64_t T, int64_t R) {
   const ModelConfig& c = config_;
   const int hidden = static_cast<int>(c.hidden_size);
   const int32_t* meta = meta_dev_.as<int32_t>();
@@ -545,6 +622,7 @@ Status CudaBackend::Forward(const ForwardBatch& batch, float* logits) {
   attn.part_acc = part_acc_.as<float>();
   attn.part_ml = part_ml_.as<float>();
   attn.max_chunks = max_chunks_;
+  attn.tensor_cores = options_.prefill_tensor_cores;
   const auto* items = reinterpret_cast<const AttnItem*>(meta + off_items_);
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const uint64_t layer_kv = static_cast<uint64_t>(num_blocks_) * BlockBytes() / 2;  // elements
@@ -588,11 +666,7 @@ Status CudaBackend::Forward(const ForwardBatch& batch, float* logits) {
     const DeviceBuffer& head = lm_head_.size() ? lm_head_ : embedding_;
     JISU_RETURN_IF_ERROR(
         Gemm(head, c.vocab_size, hidden, xn_.get(), R, logits_.as<float>(), false));
-    JISU_CUDA_RETURN(
-        cudaMemcpyAsync(logits, logits_.get(), R * c.vocab_size * 4, cudaMemcpyDeviceToHost, s));
   }
-  JISU_CUDA_RETURN(cudaGetLastError());
-  JISU_CUDA_RETURN(cudaStreamSynchronize(s));
   return Status::Ok();
 }
 

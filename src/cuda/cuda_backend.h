@@ -27,6 +27,15 @@ struct CudaBackendOptions {
   // partial softmaxes (flash-decoding). 0 = chosen per step from the batch shape so that the
   // GPU has enough work; tests set it small to exercise the combine path.
   int64_t attention_chunk_tokens = 0;
+  // Steps of at most 512 tokens replay a CUDA graph captured the second time their shape
+  // (tokens, logits rows, attention work items) is seen, instead of ~10 launches a layer.
+  bool cuda_graphs = true;
+  // Prefill tiles (head_dim 64 or 128) on the tensor-core attention kernel.
+  bool prefill_tensor_cores = true;
+  // Steps of at most 8 tokens multiply through the backend's own GEMV kernel instead of
+  // cuBLAS. Off: on an H200 it measured no faster at batch 1 and 2x slower at batch 8
+  // (bench/results/2026-12-01-cuda-h200.md); kept, tested, for the fused-decode work.
+  bool small_batch_gemv = false;
 };
 
 // False (and the reason) when no CUDA device or driver can be used here.

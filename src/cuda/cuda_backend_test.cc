@@ -24,8 +24,12 @@ namespace {
 
 // |gpu - cpu| / max|cpu| over a row of logits.
 constexpr double kBf16LogitTolerance = 2.5e-2;
-// GPU vs GPU with other batch shapes: only accumulation order changes.
+// GPU vs GPU with other batch shapes on the plain paths: only accumulation order changes.
 constexpr double kBatchTolerance = 2e-3;
+// With the fast paths a token's attention runs on the tensor-core kernel (Q and P rounded to
+// BF16) in a prefill tile but on the FP32 kernel as a decode step, and its GEMMs on the GEMV
+// kernel or cuBLAS depending on the step's size.
+constexpr double kBatchToleranceFastPaths = 1e-2;
 
 double RelDiff(const float* got, const float* want, int64_t n) {
   double max_ref = 0, max_diff = 0;
@@ -54,8 +58,12 @@ class CudaBackendTest : public ::testing::Test {
   }
 
   static std::unique_ptr<ForwardBackend> Gpu(const Model& model, int64_t blocks,
-                                             int64_t chunk_tokens = 0, int64_t block_size = 16) {
+                                             int64_t chunk_tokens = 0, int64_t block_size = 16,
+                                             bool fast_paths = true, bool gemv = false) {
     CudaBackendOptions o;
+    o.cuda_graphs = fast_paths;
+    o.prefill_tensor_cores = fast_paths;
+    o.small_batch_gemv = gemv;
     o.block_size = block_size;
     o.kv_bytes = 1ull << 30;
     o.max_kv_blocks = blocks;
@@ -106,7 +114,8 @@ std::vector<int32_t> Ids(int64_t n, int64_t vocab, uint32_t seed) {
   return ids;
 }
 
-void CompareWithCpu(const char* name, int64_t chunk_tokens) {
+void CompareWithCpu(const char* name, int64_t chunk_tokens, bool fast_paths = true,
+                    bool gemv = false) {
   auto model = CudaBackendTest::Load(name);
   ASSERT_TRUE(model);
   const Tokenizer& tok = model->tokenizer();
@@ -116,7 +125,7 @@ void CompareWithCpu(const char* name, int64_t chunk_tokens) {
   const std::vector<int32_t> decode = Ids(24, model->config().vocab_size, 5);
   // Scrambled, non-contiguous blocks.
   std::vector<int32_t> blocks = {7, 2, 11, 5, 0, 9, 3, 14};
-  auto gpu = CudaBackendTest::Gpu(*model, 16, chunk_tokens);
+  auto gpu = CudaBackendTest::Gpu(*model, 16, chunk_tokens, 16, fast_paths, gemv);
   auto cpu = CudaBackendTest::Cpu(*model, 16);
   ASSERT_TRUE(gpu && cpu);
   const auto want = RunSequence(*cpu, prompt, decode, blocks);
@@ -142,6 +151,16 @@ TEST_F(CudaBackendTest, LogitsMatchCpuTinyLlama) { CompareWithCpu("tiny-llama", 
 TEST_F(CudaBackendTest, LogitsMatchCpuTinyDraftQwen2) { CompareWithCpu("tiny-draft", 0); }
 // Keys split into 16-token chunks: exercises the partial-softmax combine (flash-decoding).
 TEST_F(CudaBackendTest, LogitsMatchCpuWithSplitKeys) { CompareWithCpu("tiny-llama", 16); }
+// Decode steps and the LM head through the small-batch GEMV kernel.
+TEST_F(CudaBackendTest, LogitsMatchCpuWithSmallBatchGemv) {
+  CompareWithCpu("tiny-llama", 0, true, true);
+  CompareWithCpu("tiny-draft", 0, true, true);
+}
+// The plain paths: every step launched eagerly, prefill attention on the FP32 kernel.
+TEST_F(CudaBackendTest, LogitsMatchCpuWithoutGraphsOrTensorCores) {
+  CompareWithCpu("tiny-llama", 0, false);
+  CompareWithCpu("tiny-llama", 16, false);
+}
 
 // Greedy continuations: equal to the CPU's until a step where the CPU's own top two logits
 // are within BF16 noise (then the rest may legitimately differ and is not compared).
@@ -195,7 +214,9 @@ TEST_F(CudaBackendTest, GreedyContinuationsMatchCpu) {
       }
       std::printf("%s '%s': %d greedy tokens equal%s\n", name, text, compared,
                   tie ? " (then a near-tie)" : "");
-      if (!tie) EXPECT_EQ(tokens[0], tokens[1]);
+      if (!tie) {
+        EXPECT_EQ(tokens[0], tokens[1]);
+      }
     }
   }
 }
@@ -207,9 +228,12 @@ TEST_F(CudaBackendTest, MixedBatchEqualsOneAtATime) {
   ASSERT_TRUE(model);
   const int64_t vocab = model->config().vocab_size;
   const int64_t bs = 16;
-  for (int64_t chunk_tokens : {0, 32}) {
-    auto alone = Gpu(*model, 64, chunk_tokens);
-    auto mixed = Gpu(*model, 64, chunk_tokens);
+  for (int config = 0; config < 4; ++config) {
+    const int64_t chunk_tokens = config % 2 ? 32 : 0;
+    const bool fast = config >= 2;
+    const double tolerance = fast ? kBatchToleranceFastPaths : kBatchTolerance;
+    auto alone = Gpu(*model, 64, chunk_tokens, 16, fast, fast);
+    auto mixed = Gpu(*model, 64, chunk_tokens, 16, fast, fast);
     ASSERT_TRUE(alone && mixed);
     std::vector<int32_t> order(64);
     std::iota(order.begin(), order.end(), 0);
@@ -274,8 +298,9 @@ TEST_F(CudaBackendTest, MixedBatchEqualsOneAtATime) {
       for (size_t r = 0; r < rows.size(); ++r) {
         const auto [s, pos] = owner[r];
         EXPECT_LT(RelDiff(logits.data() + r * vocab, seqs[s].want.data() + pos * vocab, vocab),
-                  kBatchTolerance)
-            << "chunk " << chunk_tokens << " seq " << s << " pos " << pos << " step " << step;
+                  tolerance)
+            << "fast paths " << fast << " chunk " << chunk_tokens << " seq " << s << " pos " << pos
+            << " step " << step;
       }
     }
   }

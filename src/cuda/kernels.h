@@ -33,8 +33,11 @@ struct AttnArgs {
   const AttnItem* items = nullptr;
   int num_items = 0;
   int heads = 0, kv_heads = 0, head_dim = 0, block_size = 0;
-  int sliding_window = 0;     // 0: none
-  int rows_per_warp = 1;      // 1, 2, 4, 8 or 16: query rows (token x head) per warp
+  int sliding_window = 0;  // 0: none
+  int rows_per_warp = 1;   // 1, 2, 4, 8 or 16: query rows (token x head) per warp
+  // With rows_per_warp 16 (prefill tiles of 64 rows) and head_dim 64 or 128: the tensor-core
+  // kernel (BF16 Q and P, FP32 scores and accumulators) instead of the FP32 one.
+  bool tensor_cores = false;
   uint16_t* out = nullptr;    // [T, heads * head_dim]
   float* part_acc = nullptr;  // [T, heads, max_chunks, head_dim]
   float* part_ml = nullptr;   // [T, heads, max_chunks, 2]
@@ -65,6 +68,12 @@ void LaunchAttention(const AttnArgs& args, cudaStream_t stream);
 // Merges the partial softmaxes of tokens whose chunk count (token_chunks[t]) is > 1.
 void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, int num_tokens,
                             cudaStream_t stream);
+
+// y[t, n] (+)= w[n, :] . x[t, :] for 1..kMaxGemvTokens tokens (w bf16 [n, k], x bf16 [T, k],
+// y f32 [T, n]); false (nothing launched) when the shape is not handled (k % 8 != 0).
+constexpr int kMaxGemvTokens = 8;
+bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
+                bool accumulate, cudaStream_t stream);
 
 // Weight generation for benchmarks: uniform in [-scale, scale] from a counter hash.
 void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed, cudaStream_t stream);
