@@ -30,7 +30,8 @@ struct BenchGpuFlags {
   int device = 0;
   bool no_graphs = false;
   bool no_tc_attention = false;
-  bool no_gemv = false;
+  bool gemv = false;
+  bool profile = false;
   int64_t attn_chunk = 0;
 };
 
@@ -126,9 +127,10 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.max_kv_blocks = blocks;
   o.cuda_graphs = !f.no_graphs;
   o.prefill_tensor_cores = !f.no_tc_attention;
-  o.small_batch_gemv = !f.no_gemv;
+  o.small_batch_gemv = f.gemv;
+  o.profile = f.profile;
   o.attention_chunk_tokens = f.attn_chunk;
-  std::printf("small-batch GEMV %s, ", f.no_gemv ? "off" : "on");
+  std::printf("small-batch GEMV %s, ", f.gemv ? "on" : "off");
   std::printf("CUDA graphs %s, prefill attention on %s, key chunk %s\n", f.no_graphs ? "off" : "on",
               f.no_tc_attention ? "FP32 cores" : "tensor cores",
               f.attn_chunk > 0 ? std::to_string(f.attn_chunk).c_str() : "auto");
@@ -191,6 +193,7 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
         static_cast<double>(weight_bytes) + static_cast<double>(B) * f.context * kv_token_bytes;
     std::printf("%6lld %10.3f %12.0f %10.2f %12.0f %7.0f%%\n", static_cast<long long>(B), sec * 1e3,
                 B / sec, bytes / 1e9, bytes / sec / 1e9, 100 * bytes / sec / copy_bw);
+    if (f.profile) std::printf("%s", CudaProfileReport(*backend).c_str());
   }
 
   // Prefill: one sequence of P tokens from position 0, logits of the last row only.
@@ -215,6 +218,7 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
                          4.0 * c.head_dim * c.num_heads * c.num_layers * (0.5 * P * P);
     std::printf("%6lld %10.2f %12.0f %10.1f\n", static_cast<long long>(P), sec * 1e3, P / sec,
                 flops / sec / 1e12);
+    if (f.profile) std::printf("%s", CudaProfileReport(*backend).c_str());
   }
   return Status::Ok();
 }
@@ -240,7 +244,9 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_flag("--no-graphs", flags->no_graphs, "launch every step eagerly");
   cmd->add_flag("--no-tc-attention", flags->no_tc_attention,
                 "prefill attention on the FP32 kernel");
-  cmd->add_flag("--no-gemv", flags->no_gemv, "cuBLAS for steps of <= 8 tokens too");
+  cmd->add_flag("--gemv", flags->gemv, "own GEMV kernel for steps of <= 8 tokens");
+  cmd->add_flag("--profile", flags->profile,
+                "per-kernel breakdown with CUDA events (graphs off; slower steps)");
   cmd->add_option("--attn-chunk", flags->attn_chunk, "attention key chunk (0 = auto)");
   cmd->callback([flags] { ReportStatus(RunBenchGpu(*flags)); });
 }

@@ -122,6 +122,7 @@ class CudaBackend final : public ForwardBackend {
       : config_(config), options_(options) {}
   ~CudaBackend() override {
     ClearGraphs();
+    for (cudaEvent_t e : prof_events_) cudaEventDestroy(e);
     if (cublas_) cublasDestroy(cublas_);
     if (stream_) cudaStreamDestroy(stream_);
     if (meta_host_) cudaFreeHost(meta_host_);
@@ -194,6 +195,50 @@ class CudaBackend final : public ForwardBackend {
          off_tables_ = 0, off_items_ = 0;
   int num_decode_items_ = 0, num_prefill_items_ = 0, max_chunks_ = 1;
   int decode_rpw_ = 1;
+
+  // Profiling (options_.profile): an event after each launch group of a step.
+  void Mark(const char* label) {
+    if (!options_.profile) return;
+    if (prof_n_ == prof_events_.size()) {
+      cudaEvent_t e = nullptr;
+      if (cudaEventCreate(&e) != cudaSuccess) return;
+      prof_events_.push_back(e);
+      prof_labels_.push_back(label);
+    }
+    prof_labels_[prof_n_] = label;
+    cudaEventRecord(prof_events_[prof_n_++], stream_);
+  }
+  void CollectProfile() {
+    for (size_t i = 1; i < prof_n_; ++i) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, prof_events_[i - 1], prof_events_[i]);
+      prof_ms_[prof_labels_[i]] += ms;
+    }
+    ++prof_steps_;
+  }
+
+ public:
+  std::string ProfileReport() {
+    std::string out;
+    double total = 0;
+    for (const auto& [label, ms] : prof_ms_) total += ms;
+    char line[128];
+    for (const auto& [label, ms] : prof_ms_) {
+      std::snprintf(line, sizeof line, "  %-14s %8.3f ms/step %5.1f%%\n", label.c_str(),
+                    ms / std::max<int64_t>(1, prof_steps_), 100 * ms / std::max(total, 1e-9));
+      out += line;
+    }
+    prof_ms_.clear();
+    prof_steps_ = 0;
+    return out;
+  }
+
+ private:
+  std::vector<cudaEvent_t> prof_events_;
+  std::vector<const char*> prof_labels_;
+  size_t prof_n_ = 0;
+  std::map<std::string, double> prof_ms_;
+  int64_t prof_steps_ = 0;
 
   DeviceBuffer cublas_workspace_;  // fixed, so that captured GEMMs never allocate
   std::map<GraphKey, GraphEntry> graphs_;
@@ -567,7 +612,7 @@ Status CudaBackend::Forward(const ForwardBatch& batch, float* logits) {
   const int64_t R = static_cast<int64_t>(batch.logits_rows.size());
   JISU_RETURN_IF_ERROR(EnsureScratch(T, std::max<int64_t>(R, 1),
                                      max_chunks_ > 1 ? T * config_.num_heads * max_chunks_ : 0));
-  const bool graph = options_.cuda_graphs && T <= 512;
+  const bool graph = options_.cuda_graphs && !options_.profile && T <= 512;
   GraphEntry* entry = nullptr;
   if (graph) {
     if (graphs_.size() >= 256) ClearGraphs();  // shapes churn (prefill chunk sizes): start over
@@ -599,16 +644,20 @@ Status CudaBackend::Forward(const ForwardBatch& batch, float* logits) {
   }
   JISU_CUDA_RETURN(cudaGetLastError());
   JISU_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  if (options_.profile) CollectProfile();
   return Status::Ok();
 }
 
 Status CudaBackend::RunStep(int64_t T, int64_t R) {
+  prof_n_ = 0;
+  Mark("start");
   const ModelConfig& c = config_;
   const int hidden = static_cast<int>(c.hidden_size);
   const int32_t* meta = meta_dev_.as<int32_t>();
   cudaStream_t s = stream_;
   cuda::LaunchEmbed(embedding_.as<uint16_t>(), meta + off_ids_, static_cast<int>(T), hidden,
                     x_.as<float>(), s);
+  Mark("embed");
 
   cuda::AttnArgs attn;
   attn.q = q_.as<float>();
@@ -632,40 +681,53 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     uint16_t* kv = kv_.as<uint16_t>() + layer * layer_kv;
     cuda::LaunchRmsNorm(x_.as<float>(), nullptr, static_cast<int>(T), hidden,
                         w.attn_norm.as<float>(), c.rms_norm_eps, xn_.as<uint16_t>(), s);
+    Mark("rmsnorm");
     JISU_RETURN_IF_ERROR(Gemm(w.wqkv, QkvDim(), hidden, xn_.get(), T, qkv_.as<float>(), false));
+    Mark("gemm_qkv");
     cuda::LaunchQkvRope(qkv_.as<float>(), w.bqkv.size() ? w.bqkv.as<float>() : nullptr,
                         meta + off_pos_, meta + off_slots_, static_cast<int>(T), attn.heads,
                         attn.kv_heads, attn.head_dim, inv_freq_.as<float>(),
                         c.rope_style == RopeStyle::kInterleaved, q_scale, q_.as<float>(), kv,
                         attn.block_size, s);
+    Mark("qkv_rope_kv");
     attn.kv = kv;
     attn.items = items;
     attn.num_items = num_decode_items_;
     attn.rows_per_warp = decode_rpw_;
     cuda::LaunchAttention(attn, s);
+    Mark("attn_decode");
     attn.items = items + num_decode_items_;
     attn.num_items = num_prefill_items_;
     attn.rows_per_warp = 16;
     cuda::LaunchAttention(attn, s);
+    Mark("attn_prefill");
     if (max_chunks_ > 1) {
       cuda::LaunchAttentionCombine(attn, meta + off_chunks_, static_cast<int>(T), s);
+      Mark("attn_combine");
     }
     JISU_RETURN_IF_ERROR(Gemm(w.wo, hidden, c.q_dim(), attn_.get(), T, x_.as<float>(), true));
+    Mark("gemm_o");
     cuda::LaunchRmsNorm(x_.as<float>(), nullptr, static_cast<int>(T), hidden,
                         w.ffn_norm.as<float>(), c.rms_norm_eps, xn_.as<uint16_t>(), s);
+    Mark("rmsnorm");
     JISU_RETURN_IF_ERROR(Gemm(w.w_gate_up, 2 * c.intermediate_size, hidden, xn_.get(), T,
                               gate_up_.as<float>(), false));
+    Mark("gemm_gate_up");
     cuda::LaunchSiluMul(gate_up_.as<float>(), static_cast<int>(T),
                         static_cast<int>(c.intermediate_size), act_.as<uint16_t>(), s);
+    Mark("silu_mul");
     JISU_RETURN_IF_ERROR(
         Gemm(w.w_down, hidden, c.intermediate_size, act_.get(), T, x_.as<float>(), true));
+    Mark("gemm_down");
   }
   if (R > 0) {
     cuda::LaunchRmsNorm(x_.as<float>(), meta + off_rows_, static_cast<int>(R), hidden,
                         final_norm_.as<float>(), c.rms_norm_eps, xn_.as<uint16_t>(), s);
+    Mark("rmsnorm");
     const DeviceBuffer& head = lm_head_.size() ? lm_head_ : embedding_;
     JISU_RETURN_IF_ERROR(
         Gemm(head, c.vocab_size, hidden, xn_.get(), R, logits_.as<float>(), false));
+    Mark("gemm_lm_head");
   }
   return Status::Ok();
 }
@@ -713,6 +775,11 @@ Result<std::unique_ptr<ForwardBackend>> CreateCudaBackendRandom(const ModelConfi
   JISU_RETURN_IF_ERROR(backend->Init());
   JISU_RETURN_IF_ERROR(backend->FillRandom(seed));
   return Finish(std::move(backend));
+}
+
+std::string CudaProfileReport(ForwardBackend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  return cuda ? cuda->ProfileReport() : std::string();
 }
 
 Result<double> MeasureCudaCopyBandwidth(int device, uint64_t bytes) {

@@ -36,6 +36,9 @@ struct CudaBackendOptions {
   // cuBLAS. Off: on an H200 it measured no faster at batch 1 and 2x slower at batch 8
   // (bench/results/2026-12-01-cuda-h200.md); kept, tested, for the fused-decode work.
   bool small_batch_gemv = false;
+  // Times every launch group with CUDA events (graphs off): CudaProfileReport breaks a step
+  // down by kernel. For measurements only; it slows steps down.
+  bool profile = false;
 };
 
 // False (and the reason) when no CUDA device or driver can be used here.
@@ -51,6 +54,10 @@ Result<std::unique_ptr<ForwardBackend>> CreateCudaBackend(const Model& model,
 Result<std::unique_ptr<ForwardBackend>> CreateCudaBackendRandom(const ModelConfig& config,
                                                                 const CudaBackendOptions& options,
                                                                 uint64_t seed);
+
+// With options.profile: milliseconds per step spent in each kernel group since the last call
+// (one line each), then resets. Empty for other backends.
+std::string CudaProfileReport(ForwardBackend& backend);
 
 // Device-to-device copy bandwidth in bytes/s (read + write counted), over `bytes` per copy:
 // the roofline decode is compared to.

@@ -46,9 +46,9 @@ __device__ float BlockSum(float v, float* scratch) {
 // activations come from L1/L2. Measured: ~cuBLAS at 1 token, half its speed at 8 (the
 // activation loads from L1 dominate; staging them in shared memory is the next step).
 template <int T>
-__global__ void __launch_bounds__(256) GemvKernel(const bf16* __restrict__ w, int n_rows, int k,
-                                                  const bf16* __restrict__ x,
-                                                  float* __restrict__ y, bool accumulate) {
+__global__ void __launch_bounds__(256)
+    GemvKernel(const bf16* __restrict__ w, int n_rows, int k, const bf16* __restrict__ x,
+               float* __restrict__ y, bool accumulate) {
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const int n = blockIdx.x * (blockDim.x / 32) + warp;
@@ -93,8 +93,8 @@ __global__ void EmbedKernel(const bf16* table, const int32_t* ids, int hidden, f
   for (int i = threadIdx.x; i < hidden; i += blockDim.x) out[i] = __bfloat162float(row[i]);
 }
 
-__global__ void RmsNormKernel(const float* x, const int32_t* rows, int hidden,
-                              const float* weight, float eps, bf16* out) {
+__global__ void RmsNormKernel(const float* x, const int32_t* rows, int hidden, const float* weight,
+                              float eps, bf16* out) {
   __shared__ float scratch[32];
   const int r = blockIdx.x;
   const float* in = x + static_cast<size_t>(rows ? rows[r] : r) * hidden;
@@ -110,8 +110,8 @@ __global__ void RmsNormKernel(const float* x, const int32_t* rows, int hidden,
 
 __global__ void QkvRopeKernel(const float* qkv, const float* bias, const int32_t* positions,
                               const int32_t* slots, int heads, int kv_heads, int head_dim,
-                              const float* inv_freq, bool interleaved, float q_scale,
-                              float* q_out, bf16* kv_layer, int block_size) {
+                              const float* inv_freq, bool interleaved, float q_scale, float* q_out,
+                              bf16* kv_layer, int block_size) {
   const int t = blockIdx.x;
   const int q_dim = heads * head_dim;
   const int kv_dim = kv_heads * head_dim;
@@ -191,10 +191,10 @@ __global__ void __launch_bounds__(kAttnThreads) AttentionKernel(AttnArgs a) {
   constexpr int DPL = HD / 32;  // output dims per lane
   constexpr int KS = HD + 2;    // padded key row: lanes reading different keys hit distinct banks
   extern __shared__ __align__(16) unsigned char smem[];
-  float* qs = reinterpret_cast<float*>(smem);  // [R][HD]
-  float* ps = qs + R * HD;                     // [R][kKeyTile]
+  float* qs = reinterpret_cast<float*>(smem);             // [R][HD]
+  float* ps = qs + R * HD;                                // [R][kKeyTile]
   bf16* ks = reinterpret_cast<bf16*>(ps + R * kKeyTile);  // [kKeyTile][KS]
-  bf16* vs = ks + kKeyTile * KS;                           // [kKeyTile][HD]
+  bf16* vs = ks + kKeyTile * KS;                          // [kKeyTile][HD]
 
   const AttnItem it = a.items[blockIdx.x];
   const int kvh = blockIdx.y;
@@ -235,31 +235,47 @@ __global__ void __launch_bounds__(kAttnThreads) AttentionKernel(AttnArgs a) {
   const bf16* kv = reinterpret_cast<const bf16*>(a.kv);
   const int window = a.sliding_window;
 
-  for (int t0 = it.kv_begin; t0 < it.kv_end; t0 += kKeyTile) {
-    const int len = min(kKeyTile, it.kv_end - t0);
-    __syncthreads();  // the previous tile is consumed (and, the first time, Q is loaded)
-    constexpr int kVecPerRow = HD / 8;  // 16-byte vectors per key row
-    for (int idx = threadIdx.x; idx < kKeyTile * kVecPerRow; idx += kAttnThreads) {
-      const int j = idx / kVecPerRow;
-      const int c = idx % kVecPerRow;
-      uint4 k4 = make_uint4(0, 0, 0, 0);
-      uint4 v4 = make_uint4(0, 0, 0, 0);
-      if (j < len) {
-        const int p = t0 + j;
+  // K/V tiles are double-buffered through registers: the next tile's loads (block-table
+  // lookup, then 16-byte K and V reads) are in flight while this tile is computed.
+  constexpr int kVecPerRow = HD / 8;  // 16-byte vectors per key row
+  constexpr int kLoads = kKeyTile * kVecPerRow / kAttnThreads;
+  static_assert(kKeyTile * kVecPerRow % kAttnThreads == 0, "tile loads must divide evenly");
+  uint4 k_next[kLoads], v_next[kLoads];
+  auto fetch = [&](int t0) {
+#pragma unroll
+    for (int li = 0; li < kLoads; ++li) {
+      const int idx = threadIdx.x + li * kAttnThreads;
+      const int p = t0 + idx / kVecPerRow;
+      k_next[li] = make_uint4(0, 0, 0, 0);
+      v_next[li] = make_uint4(0, 0, 0, 0);
+      if (p < it.kv_end) {
         const int block = a.block_tables[it.bt_offset + p / a.block_size];
         const bf16* base = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
                            static_cast<size_t>(p % a.block_size) * HD;
-        k4 = reinterpret_cast<const uint4*>(base)[c];
-        v4 = reinterpret_cast<const uint4*>(base + v_offset)[c];
+        k_next[li] = reinterpret_cast<const uint4*>(base)[idx % kVecPerRow];
+        v_next[li] = reinterpret_cast<const uint4*>(base + v_offset)[idx % kVecPerRow];
       }
+    }
+  };
+  fetch(it.kv_begin);
+
+  for (int t0 = it.kv_begin; t0 < it.kv_end; t0 += kKeyTile) {
+    const int len = min(kKeyTile, it.kv_end - t0);
+    __syncthreads();  // the previous tile is consumed (and, the first time, Q is loaded)
+#pragma unroll
+    for (int li = 0; li < kLoads; ++li) {
+      const int idx = threadIdx.x + li * kAttnThreads;
+      const int j = idx / kVecPerRow;
+      const int c = idx % kVecPerRow;
       uint32_t* kd = reinterpret_cast<uint32_t*>(ks + j * KS + c * 8);
-      kd[0] = k4.x;
-      kd[1] = k4.y;
-      kd[2] = k4.z;
-      kd[3] = k4.w;
-      reinterpret_cast<uint4*>(vs + j * HD)[c] = v4;
+      kd[0] = k_next[li].x;
+      kd[1] = k_next[li].y;
+      kd[2] = k_next[li].z;
+      kd[3] = k_next[li].w;
+      reinterpret_cast<uint4*>(vs + j * HD)[c] = v_next[li];
     }
     __syncthreads();
+    if (t0 + kKeyTile < it.kv_end) fetch(t0 + kKeyTile);
 
     // Scores: lane = key.
     float s[RPW];
@@ -278,8 +294,8 @@ __global__ void __launch_bounds__(kAttnThreads) AttentionKernel(AttnArgs a) {
     const int kp = t0 + lane;
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
-      const bool ok = valid[i] && lane < len && kp <= qpos[i] &&
-                      (window <= 0 || kp > qpos[i] - window);
+      const bool ok =
+          valid[i] && lane < len && kp <= qpos[i] && (window <= 0 || kp > qpos[i] - window);
       const float sv = ok ? s[i] : -INFINITY;
       const float m_new = fmaxf(m[i], WarpMax(sv));
       const float p = m_new == -INFINITY ? 0.0f : __expf(sv - m_new);
@@ -301,8 +317,7 @@ __global__ void __launch_bounds__(kAttnThreads) AttentionKernel(AttnArgs a) {
       } else {
 #pragma unroll
         for (int d = 0; d < DPL; d += 2) {
-          const float2 v2 =
-              __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(vrow + d));
+          const float2 v2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(vrow + d));
           v[d] = v2.x;
           v[d + 1] = v2.y;
         }
@@ -325,8 +340,8 @@ __global__ void __launch_bounds__(kAttnThreads) AttentionKernel(AttnArgs a) {
     const int h = kvh * group + r % group;
     if (it.num_chunks == 1) {
       const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
-      bf16* o = reinterpret_cast<bf16*>(a.out) + static_cast<size_t>(tok) * q_dim + h * HD +
-                lane * DPL;
+      bf16* o =
+          reinterpret_cast<bf16*>(a.out) + static_cast<size_t>(tok) * q_dim + h * HD + lane * DPL;
 #pragma unroll
       for (int d = 0; d < DPL; ++d) o[d] = __float2bfloat16(acc[i][d] * inv);
     } else {
@@ -374,15 +389,15 @@ constexpr int kTcKeys = 64;
 
 template <int HD>
 struct TcLayout {
-  static constexpr int kQ = HD + 8;        // bf16 row strides (multiples of 8 for WMMA)
-  static constexpr int kS = kTcKeys + 4;   // f32
-  static constexpr int kP = kTcKeys + 8;   // bf16
-  static constexpr int kO = HD + 4;        // f32
+  static constexpr int kQ = HD + 8;       // bf16 row strides (multiples of 8 for WMMA)
+  static constexpr int kS = kTcKeys + 4;  // f32
+  static constexpr int kP = kTcKeys + 8;  // bf16
+  static constexpr int kO = HD + 4;       // f32
   static constexpr size_t kBytes = 3 * static_cast<size_t>(kTcRows) * kQ * 2 +  // Q, K, V
-                                   static_cast<size_t>(kTcRows) * kS * 4 +       // S
-                                   static_cast<size_t>(kTcRows) * kP * 2 +       // P
-                                   static_cast<size_t>(kTcRows) * kO * 4 +       // O
-                                   2 * kTcRows * 4;                              // m, l
+                                   static_cast<size_t>(kTcRows) * kS * 4 +      // S
+                                   static_cast<size_t>(kTcRows) * kP * 2 +      // P
+                                   static_cast<size_t>(kTcRows) * kO * 4 +      // O
+                                   2 * kTcRows * 4;                             // m, l
 };
 
 template <int HD>
@@ -431,27 +446,39 @@ __global__ void __launch_bounds__(kAttnThreads) AttentionTcKernel(AttnArgs a) {
   const int window = a.sliding_window;
   const int row0 = warp * 16;
 
-  for (int t0 = it.kv_begin; t0 < it.kv_end; t0 += kTcKeys) {
-    const int len = min(kTcKeys, it.kv_end - t0);
-    __syncthreads();  // the previous tile is consumed; Q, O, m, l initialized
-    constexpr int kVecPerRow = HD / 8;
-    for (int idx = threadIdx.x; idx < kTcKeys * kVecPerRow; idx += kAttnThreads) {
-      const int j = idx / kVecPerRow;
-      const int c = idx % kVecPerRow;
-      uint4 k4 = make_uint4(0, 0, 0, 0);
-      uint4 v4 = make_uint4(0, 0, 0, 0);
-      if (j < len) {
-        const int p = t0 + j;
+  // Next K/V tile prefetched into registers while this one is computed (as above).
+  constexpr int kVecPerRow = HD / 8;
+  constexpr int kLoads = kTcKeys * kVecPerRow / kAttnThreads;
+  uint4 k_next[kLoads], v_next[kLoads];
+  auto fetch = [&](int t0) {
+#pragma unroll
+    for (int li = 0; li < kLoads; ++li) {
+      const int idx = threadIdx.x + li * kAttnThreads;
+      const int p = t0 + idx / kVecPerRow;
+      k_next[li] = make_uint4(0, 0, 0, 0);
+      v_next[li] = make_uint4(0, 0, 0, 0);
+      if (p < it.kv_end) {
         const int block = a.block_tables[it.bt_offset + p / a.block_size];
         const bf16* base = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
                            static_cast<size_t>(p % a.block_size) * HD;
-        k4 = reinterpret_cast<const uint4*>(base)[c];
-        v4 = reinterpret_cast<const uint4*>(base + v_offset)[c];
+        k_next[li] = reinterpret_cast<const uint4*>(base)[idx % kVecPerRow];
+        v_next[li] = reinterpret_cast<const uint4*>(base + v_offset)[idx % kVecPerRow];
       }
-      reinterpret_cast<uint4*>(ks + j * L::kQ)[c] = k4;
-      reinterpret_cast<uint4*>(vs + j * L::kQ)[c] = v4;
+    }
+  };
+  fetch(it.kv_begin);
+
+  for (int t0 = it.kv_begin; t0 < it.kv_end; t0 += kTcKeys) {
+    const int len = min(kTcKeys, it.kv_end - t0);
+    __syncthreads();  // the previous tile is consumed; Q, O, m, l initialized
+#pragma unroll
+    for (int li = 0; li < kLoads; ++li) {
+      const int idx = threadIdx.x + li * kAttnThreads;
+      reinterpret_cast<uint4*>(ks + (idx / kVecPerRow) * L::kQ)[idx % kVecPerRow] = k_next[li];
+      reinterpret_cast<uint4*>(vs + (idx / kVecPerRow) * L::kQ)[idx % kVecPerRow] = v_next[li];
     }
     __syncthreads();
+    if (t0 + kTcKeys < it.kv_end) fetch(t0 + kTcKeys);
 
     // S[rows of this warp][64 keys] = Q K^T
     {
@@ -486,8 +513,7 @@ __global__ void __launch_bounds__(kAttnThreads) AttentionTcKernel(AttnArgs a) {
       for (int h = 0; h < 2; ++h) {
         const int j = lane + 32 * h;
         const int kp = t0 + j;
-        const bool ok =
-            valid && j < len && kp <= qpos && (window <= 0 || kp > qpos - window);
+        const bool ok = valid && j < len && kp <= qpos && (window <= 0 || kp > qpos - window);
         sv[h] = ok ? ss[r * L::kS + j] : -INFINITY;
       }
       const float m_old = ms[r];
@@ -582,11 +608,16 @@ void LaunchAttentionHd(const AttnArgs& args, cudaStream_t stream) {
     if (args.tensor_cores && args.rows_per_warp == 16) return LaunchAttentionTc<HD>(args, stream);
   }
   switch (args.rows_per_warp) {
-    case 1: return LaunchAttentionT<HD, 1>(args, stream);
-    case 2: return LaunchAttentionT<HD, 2>(args, stream);
-    case 4: return LaunchAttentionT<HD, 4>(args, stream);
-    case 8: return LaunchAttentionT<HD, 8>(args, stream);
-    default: return LaunchAttentionT<HD, 16>(args, stream);
+    case 1:
+      return LaunchAttentionT<HD, 1>(args, stream);
+    case 2:
+      return LaunchAttentionT<HD, 2>(args, stream);
+    case 4:
+      return LaunchAttentionT<HD, 4>(args, stream);
+    case 8:
+      return LaunchAttentionT<HD, 8>(args, stream);
+    default:
+      return LaunchAttentionT<HD, 16>(args, stream);
   }
 }
 
@@ -621,14 +652,13 @@ bool AttentionSupportsHeadDim(int head_dim) {
 
 void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden, float* x,
                  cudaStream_t stream) {
-  EmbedKernel<<<num_tokens, 256, 0, stream>>>(reinterpret_cast<const bf16*>(table), ids, hidden,
-                                              x);
+  EmbedKernel<<<num_tokens, 256, 0, stream>>>(reinterpret_cast<const bf16*>(table), ids, hidden, x);
 }
 
 void LaunchRmsNorm(const float* x, const int32_t* rows, int num_rows, int hidden,
                    const float* weight, float eps, uint16_t* out, cudaStream_t stream) {
-  RmsNormKernel<<<num_rows, hidden >= 2048 ? 1024 : 256, 0, stream>>>(
-      x, rows, hidden, weight, eps, reinterpret_cast<bf16*>(out));
+  RmsNormKernel<<<num_rows, hidden >= 2048 ? 1024 : 256, 0, stream>>>(x, rows, hidden, weight, eps,
+                                                                      reinterpret_cast<bf16*>(out));
 }
 
 void LaunchQkvRope(const float* qkv, const float* bias, const int32_t* positions,
@@ -649,9 +679,12 @@ void LaunchSiluMul(const float* gate_up, int num_tokens, int ffn, uint16_t* out,
 void LaunchAttention(const AttnArgs& args, cudaStream_t stream) {
   if (args.num_items == 0) return;
   switch (args.head_dim) {
-    case 32: return LaunchAttentionHd<32>(args, stream);
-    case 64: return LaunchAttentionHd<64>(args, stream);
-    default: return LaunchAttentionHd<128>(args, stream);
+    case 32:
+      return LaunchAttentionHd<32>(args, stream);
+    case 64:
+      return LaunchAttentionHd<64>(args, stream);
+    default:
+      return LaunchAttentionHd<128>(args, stream);
   }
 }
 
@@ -659,9 +692,12 @@ void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, i
                             cudaStream_t stream) {
   dim3 grid(num_tokens, args.heads);
   switch (args.head_dim) {
-    case 32: return AttentionCombineKernel<32><<<grid, 32, 0, stream>>>(args, token_chunks);
-    case 64: return AttentionCombineKernel<64><<<grid, 64, 0, stream>>>(args, token_chunks);
-    default: return AttentionCombineKernel<128><<<grid, 128, 0, stream>>>(args, token_chunks);
+    case 32:
+      return AttentionCombineKernel<32><<<grid, 32, 0, stream>>>(args, token_chunks);
+    case 64:
+      return AttentionCombineKernel<64><<<grid, 64, 0, stream>>>(args, token_chunks);
+    default:
+      return AttentionCombineKernel<128><<<grid, 128, 0, stream>>>(args, token_chunks);
   }
 }
 
@@ -677,8 +713,10 @@ bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, 
   const auto* xb = reinterpret_cast<const bf16*>(x);
   const int blocks = (n + 7) / 8;
   switch (tokens) {
-#define JISU_GEMV_CASE(T) \
-  case T: GemvKernel<T><<<blocks, 256, 0, stream>>>(wb, n, k, xb, y, accumulate); break;
+#define JISU_GEMV_CASE(T)                                                   \
+  case T:                                                                   \
+    GemvKernel<T><<<blocks, 256, 0, stream>>>(wb, n, k, xb, y, accumulate); \
+    break;
     JISU_GEMV_CASE(1)
     JISU_GEMV_CASE(2)
     JISU_GEMV_CASE(3)
