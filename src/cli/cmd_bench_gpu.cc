@@ -32,6 +32,7 @@ struct BenchGpuFlags {
   bool no_tc_attention = false;
   bool gemv = false;
   bool profile = false;
+  bool warp_decode = false;
   int64_t attn_chunk = 0;
 };
 
@@ -129,8 +130,10 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.prefill_tensor_cores = !f.no_tc_attention;
   o.small_batch_gemv = f.gemv;
   o.profile = f.profile;
+  o.warp_split_decode = f.warp_decode;
   o.attention_chunk_tokens = f.attn_chunk;
-  std::printf("small-batch GEMV %s, ", f.gemv ? "on" : "off");
+  std::printf("small-batch GEMV %s, decode attention %s, ", f.gemv ? "on" : "off",
+              f.warp_decode ? "warp-split" : "row per warp");
   std::printf("CUDA graphs %s, prefill attention on %s, key chunk %s\n", f.no_graphs ? "off" : "on",
               f.no_tc_attention ? "FP32 cores" : "tensor cores",
               f.attn_chunk > 0 ? std::to_string(f.attn_chunk).c_str() : "auto");
@@ -245,6 +248,7 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_flag("--no-tc-attention", flags->no_tc_attention,
                 "prefill attention on the FP32 kernel");
   cmd->add_flag("--gemv", flags->gemv, "own GEMV kernel for steps of <= 8 tokens");
+  cmd->add_flag("--warp-decode", flags->warp_decode, "decode attention on the warp-split kernel");
   cmd->add_flag("--profile", flags->profile,
                 "per-kernel breakdown with CUDA events (graphs off; slower steps)");
   cmd->add_option("--attn-chunk", flags->attn_chunk, "attention key chunk (0 = auto)");

@@ -672,6 +672,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   attn.part_ml = part_ml_.as<float>();
   attn.max_chunks = max_chunks_;
   attn.tensor_cores = options_.prefill_tensor_cores;
+  attn.warp_split_decode = options_.warp_split_decode;
   const auto* items = reinterpret_cast<const AttnItem*>(meta + off_items_);
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const uint64_t layer_kv = static_cast<uint64_t>(num_blocks_) * BlockBytes() / 2;  // elements

@@ -32,6 +32,11 @@ struct CudaBackendOptions {
   bool cuda_graphs = true;
   // Prefill tiles (head_dim 64 or 128) on the tensor-core attention kernel.
   bool prefill_tensor_cores = true;
+  // Decode steps on the attention kernel whose warps split the keys and each hold the whole
+  // GQA group (K/V read once for the group) instead of one query row per warp. Off: on an
+  // H200 it measured no faster at batch 256 and 8% slower at 64 (worse for Qwen2's 7-head
+  // groups, padded to 8); kept, tested, as the base for a tensor-core decode kernel.
+  bool warp_split_decode = false;
   // Steps of at most 8 tokens multiply through the backend's own GEMV kernel instead of
   // cuBLAS. Off: on an H200 it measured no faster at batch 1 and 2x slower at batch 8
   // (bench/results/2026-12-01-cuda-h200.md); kept, tested, for the fused-decode work.

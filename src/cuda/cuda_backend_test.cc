@@ -63,6 +63,7 @@ class CudaBackendTest : public ::testing::Test {
     CudaBackendOptions o;
     o.cuda_graphs = fast_paths;
     o.prefill_tensor_cores = fast_paths;
+    o.warp_split_decode = fast_paths;
     o.small_batch_gemv = gemv;
     o.block_size = block_size;
     o.kv_bytes = 1ull << 30;
@@ -156,7 +157,7 @@ TEST_F(CudaBackendTest, LogitsMatchCpuWithSmallBatchGemv) {
   CompareWithCpu("tiny-llama", 0, true, true);
   CompareWithCpu("tiny-draft", 0, true, true);
 }
-// The plain paths: every step launched eagerly, prefill attention on the FP32 kernel.
+// The plain paths: every step launched eagerly, attention on the FP32 row-per-warp kernel.
 TEST_F(CudaBackendTest, LogitsMatchCpuWithoutGraphsOrTensorCores) {
   CompareWithCpu("tiny-llama", 0, false);
   CompareWithCpu("tiny-llama", 16, false);

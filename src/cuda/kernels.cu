@@ -589,6 +589,173 @@ void LaunchAttentionTc(const AttnArgs& args, cudaStream_t stream) {
   AttentionTcKernel<HD><<<grid, kAttnThreads, smem, stream>>>(args);
 }
 
+// Decode items (one query token) with the KV head's whole query group in every warp: warp w
+// takes keys [t0 + 32w, t0 + 32w + 32) of each 128-key stride, lane = key for q.k (the key row
+// read straight from the cache, the group's q rows broadcast from shared memory) and lane =
+// output dims for p.v (each key's p shuffled from its lane). Each K/V element is loaded once
+// and used for all G rows; the four warps' softmax states are merged at the end.
+template <int HD, int G>
+__global__ void __launch_bounds__(kAttnThreads) DecodeAttentionKernel(AttnArgs a) {
+  constexpr int DPL = HD / 32;
+  __shared__ __align__(16) float qs[G][HD];
+  __shared__ float red_ml[4][G][2];
+  __shared__ float red_acc[4][G][HD];
+  const AttnItem it = a.items[blockIdx.x];
+  const int kvh = blockIdx.y;
+  const int group = a.heads / a.kv_heads;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int q_dim = a.heads * HD;
+  for (int idx = threadIdx.x; idx < G * HD; idx += kAttnThreads) {
+    const int r = idx / HD;
+    qs[r][idx % HD] =
+        r < group ? a.q[static_cast<size_t>(it.q_begin) * q_dim + (kvh * group + r) * HD + idx % HD]
+                  : 0.0f;
+  }
+  __syncthreads();
+
+  const size_t head_stride = static_cast<size_t>(a.block_size) * HD;
+  const size_t block_stride = 2 * static_cast<size_t>(a.kv_heads) * head_stride;
+  const size_t v_offset = static_cast<size_t>(a.kv_heads) * head_stride;
+  const bf16* kv = reinterpret_cast<const bf16*>(a.kv);
+  const int qpos = it.q_pos0;
+  const int window = a.sliding_window;
+
+  float m[G], l[G], acc[G][DPL];
+#pragma unroll
+  for (int r = 0; r < G; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < DPL; ++d) acc[r][d] = 0.0f;
+  }
+
+  for (int t0 = it.kv_begin + warp * 32; t0 < it.kv_end; t0 += 4 * 32) {
+    const int p = t0 + lane;
+    const bool in = p < it.kv_end && p <= qpos && (window <= 0 || p > qpos - window);
+    const bf16* base = kv;
+    float s[G];
+#pragma unroll
+    for (int r = 0; r < G; ++r) s[r] = 0.0f;
+    if (p < it.kv_end) {
+      const int block = a.block_tables[it.bt_offset + p / a.block_size];
+      base = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
+             static_cast<size_t>(p % a.block_size) * HD;
+      const uint4* k4 = reinterpret_cast<const uint4*>(base);
+#pragma unroll 4
+      for (int c = 0; c < HD / 8; ++c) {
+        const uint4 raw = k4[c];
+        const __nv_bfloat162* kp = reinterpret_cast<const __nv_bfloat162*>(&raw);
+        float2 kf[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) kf[e] = __bfloat1622float2(kp[e]);
+#pragma unroll
+        for (int r = 0; r < G; ++r) {
+          const float4 q0 = *reinterpret_cast<const float4*>(&qs[r][c * 8]);
+          const float4 q1 = *reinterpret_cast<const float4*>(&qs[r][c * 8 + 4]);
+          s[r] += q0.x * kf[0].x + q0.y * kf[0].y + q0.z * kf[1].x + q0.w * kf[1].y +
+                  q1.x * kf[2].x + q1.y * kf[2].y + q1.z * kf[3].x + q1.w * kf[3].y;
+        }
+      }
+    }
+    float pr[G];
+#pragma unroll
+    for (int r = 0; r < G; ++r) {
+      const float sv = in ? s[r] : -INFINITY;
+      const float m_new = fmaxf(m[r], WarpMax(sv));
+      pr[r] = m_new == -INFINITY ? 0.0f : __expf(sv - m_new);
+      const float alpha = m_new == -INFINITY ? 1.0f : __expf(m[r] - m_new);
+      l[r] = l[r] * alpha + WarpSum(pr[r]);
+      m[r] = m_new;
+#pragma unroll
+      for (int d = 0; d < DPL; ++d) acc[r][d] *= alpha;
+    }
+    const int n = min(32, it.kv_end - t0);
+    const unsigned long long my_v =
+        reinterpret_cast<unsigned long long>(base + v_offset + lane * 0);
+    for (int j = 0; j < n; ++j) {
+      const bf16* vrow =
+          reinterpret_cast<const bf16*>(__shfl_sync(0xffffffffu, my_v, j)) + lane * DPL;
+      float v[DPL];
+      if constexpr (DPL == 4) {
+        const uint2 raw = *reinterpret_cast<const uint2*>(vrow);
+        const __nv_bfloat162* vp = reinterpret_cast<const __nv_bfloat162*>(&raw);
+        const float2 a0 = __bfloat1622float2(vp[0]);
+        const float2 a1 = __bfloat1622float2(vp[1]);
+        v[0] = a0.x;
+        v[1] = a0.y;
+        v[2] = a1.x;
+        v[3] = a1.y;
+      } else {
+        const float2 a0 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(vrow));
+        v[0] = a0.x;
+        v[1] = a0.y;
+      }
+#pragma unroll
+      for (int r = 0; r < G; ++r) {
+        const float pj = __shfl_sync(0xffffffffu, pr[r], j);
+#pragma unroll
+        for (int d = 0; d < DPL; ++d) acc[r][d] += pj * v[d];
+      }
+    }
+  }
+
+#pragma unroll
+  for (int r = 0; r < G; ++r) {
+    if (lane == 0) {
+      red_ml[warp][r][0] = m[r];
+      red_ml[warp][r][1] = l[r];
+    }
+#pragma unroll
+    for (int d = 0; d < DPL; ++d) red_acc[warp][r][lane * DPL + d] = acc[r][d];
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < group * HD; idx += kAttnThreads) {
+    const int r = idx / HD;
+    const int d = idx % HD;
+    float mx = -INFINITY;
+    for (int w = 0; w < 4; ++w) mx = fmaxf(mx, red_ml[w][r][0]);
+    float sum = 0.0f, o = 0.0f;
+    if (mx != -INFINITY) {
+      for (int w = 0; w < 4; ++w) {
+        const float scale = __expf(red_ml[w][r][0] - mx);
+        sum += scale * red_ml[w][r][1];
+        o += scale * red_acc[w][r][d];
+      }
+    }
+    const int h = kvh * group + r;
+    if (it.num_chunks == 1) {
+      reinterpret_cast<bf16*>(a.out)[static_cast<size_t>(it.q_begin) * q_dim + h * HD + d] =
+          __float2bfloat16(sum > 0.0f ? o / sum : 0.0f);
+    } else {
+      const size_t pi = (static_cast<size_t>(it.q_begin) * a.heads + h) * a.max_chunks + it.chunk;
+      a.part_acc[pi * HD + d] = o;
+      if (d == 0) {
+        a.part_ml[pi * 2] = mx;
+        a.part_ml[pi * 2 + 1] = sum;
+      }
+    }
+  }
+}
+
+template <int HD>
+bool LaunchDecodeAttention(const AttnArgs& args, cudaStream_t stream) {
+  const int group = args.heads / args.kv_heads;
+  dim3 grid(args.num_items, args.kv_heads);
+  if (group == 1) {
+    DecodeAttentionKernel<HD, 1><<<grid, kAttnThreads, 0, stream>>>(args);
+  } else if (group == 2) {
+    DecodeAttentionKernel<HD, 2><<<grid, kAttnThreads, 0, stream>>>(args);
+  } else if (group <= 4) {
+    DecodeAttentionKernel<HD, 4><<<grid, kAttnThreads, 0, stream>>>(args);
+  } else if (group <= 8) {
+    DecodeAttentionKernel<HD, 8><<<grid, kAttnThreads, 0, stream>>>(args);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 template <int HD, int RPW>
 void LaunchAttentionT(const AttnArgs& args, cudaStream_t stream) {
   constexpr size_t smem = AttnSmemBytes<HD, RPW>();
@@ -606,6 +773,10 @@ template <int HD>
 void LaunchAttentionHd(const AttnArgs& args, cudaStream_t stream) {
   if constexpr (HD >= 64) {
     if (args.tensor_cores && args.rows_per_warp == 16) return LaunchAttentionTc<HD>(args, stream);
+    if (args.warp_split_decode && args.rows_per_warp < 16 &&
+        LaunchDecodeAttention<HD>(args, stream)) {
+      return;
+    }
   }
   switch (args.rows_per_warp) {
     case 1:

@@ -38,6 +38,9 @@ struct AttnArgs {
   // With rows_per_warp 16 (prefill tiles of 64 rows) and head_dim 64 or 128: the tensor-core
   // kernel (BF16 Q and P, FP32 scores and accumulators) instead of the FP32 one.
   bool tensor_cores = false;
+  // Decode items (rows_per_warp < 16, one token) with head_dim 64 or 128 and up to 8 query
+  // heads per KV head: the kernel whose warps split the keys, each holding the whole group.
+  bool warp_split_decode = false;
   uint16_t* out = nullptr;    // [T, heads * head_dim]
   float* part_acc = nullptr;  // [T, heads, max_chunks, head_dim]
   float* part_ml = nullptr;   // [T, heads, max_chunks, 2]
