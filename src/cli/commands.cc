@@ -26,6 +26,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterBenchEngine(app);
   RegisterMakeModel(app);
   RegisterBenchMatMul(app);
+  RegisterBenchGpu(app);
   RegisterInfo(app);
 }
 

@@ -26,5 +26,6 @@ void RegisterConvert(CLI::App& app);
 void RegisterBenchEngine(CLI::App& app);
 void RegisterMakeModel(CLI::App& app);
 void RegisterBenchMatMul(CLI::App& app);
+void RegisterBenchGpu(CLI::App& app);
 
 }  // namespace jisu::cli

@@ -1,0 +1,71 @@
+// The CUDA implementation of ForwardBackend: the same Llama-family forward pass as
+// model/transformer.cc on an NVIDIA GPU, BF16 weights and KV cache, FP32 accumulation.
+// Weights are uploaded once at creation (any host dtype, dequantized row by row through a
+// pinned staging buffer); the KV pool lives in GPU memory and is addressed by the engine's
+// block tables exactly like the CPU cache. Declared without CUDA headers so that the backend
+// factory and the CLI build the same way with or without nvcc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "jisu/status.h"
+#include "model/forward_backend.h"
+#include "model/model.h"
+#include "model/model_config.h"
+
+namespace jisu {
+
+struct CudaBackendOptions {
+  int device = 0;
+  int64_t block_size = 16;    // token slots per KV block
+  uint64_t kv_bytes = 0;      // > 0: absolute KV budget
+  double kv_fraction = 0.9;   // else this fraction of the GPU memory free after the weights
+  int64_t max_kv_blocks = 0;  // cap when > 0
+  // Attention splits each sequence's keys into chunks of this many tokens and combines the
+  // partial softmaxes (flash-decoding). 0 = chosen per step from the batch shape so that the
+  // GPU has enough work; tests set it small to exercise the combine path.
+  int64_t attention_chunk_tokens = 0;
+  // Steps of at most 512 tokens replay a CUDA graph captured the second time their shape
+  // (tokens, logits rows, attention work items) is seen, instead of ~10 launches a layer.
+  bool cuda_graphs = true;
+  // Prefill tiles (head_dim 64 or 128) on the tensor-core attention kernel.
+  bool prefill_tensor_cores = true;
+  // Decode steps on the attention kernel whose warps split the keys and each hold the whole
+  // GQA group (K/V read once for the group) instead of one query row per warp. Off: on an
+  // H200 it measured no faster at batch 256 and 8% slower at 64 (worse for Qwen2's 7-head
+  // groups, padded to 8); kept, tested, as the base for a tensor-core decode kernel.
+  bool warp_split_decode = false;
+  // Steps of at most 8 tokens multiply through the backend's own GEMV kernel instead of
+  // cuBLAS. Off: on an H200 it measured no faster at batch 1 and 2x slower at batch 8
+  // (bench/results/2026-12-01-cuda-h200.md); kept, tested, for the fused-decode work.
+  bool small_batch_gemv = false;
+  // Times every launch group with CUDA events (graphs off): CudaProfileReport breaks a step
+  // down by kernel. For measurements only; it slows steps down.
+  bool profile = false;
+};
+
+// False (and the reason) when no CUDA device or driver can be used here.
+bool CudaDeviceAvailable(std::string* why);
+
+// The model's weights are copied to the GPU; the backend keeps no reference to `model`.
+Result<std::unique_ptr<ForwardBackend>> CreateCudaBackend(const Model& model,
+                                                          const CudaBackendOptions& options);
+
+// A backend of `config`'s shape with random BF16 weights generated on the device (benchmarks
+// at real shapes without a model file). Norm weights are 1, matrices uniform in +-scale where
+// scale keeps activations in range.
+Result<std::unique_ptr<ForwardBackend>> CreateCudaBackendRandom(const ModelConfig& config,
+                                                                const CudaBackendOptions& options,
+                                                                uint64_t seed);
+
+// With options.profile: milliseconds per step spent in each kernel group since the last call
+// (one line each), then resets. Empty for other backends.
+std::string CudaProfileReport(ForwardBackend& backend);
+
+// Device-to-device copy bandwidth in bytes/s (read + write counted), over `bytes` per copy:
+// the roofline decode is compared to.
+Result<double> MeasureCudaCopyBandwidth(int device, uint64_t bytes);
+
+}  // namespace jisu

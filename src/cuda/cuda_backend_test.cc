@@ -1,0 +1,379 @@
+// The CUDA backend against the CPU backend on the bundled models, and against itself batched
+// vs one-at-a-time. Skips where no GPU is present (CI). Tolerances: the GPU rounds weights,
+// GEMM inputs and the KV cache to BF16 (8 bits of mantissa) while the CPU computes in F32, so
+// logits are compared by their largest difference relative to the row's largest |logit|.
+#include "cuda/cuda_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <numeric>
+#include <random>
+
+#include "engine/engine.h"
+#include "kv/kv_cache.h"
+#include "model/cpu_backend.h"
+#include "runner/generator.h"
+#include "tests/test_util.h"
+
+namespace jisu {
+namespace {
+
+// |gpu - cpu| / max|cpu| over a row of logits.
+constexpr double kBf16LogitTolerance = 2.5e-2;
+// GPU vs GPU with other batch shapes on the plain paths: only accumulation order changes.
+constexpr double kBatchTolerance = 2e-3;
+// With the fast paths a token's attention runs on the tensor-core kernel (Q and P rounded to
+// BF16) in a prefill tile but on the FP32 kernel as a decode step, and its GEMMs on the GEMV
+// kernel or cuBLAS depending on the step's size.
+constexpr double kBatchToleranceFastPaths = 1e-2;
+
+double RelDiff(const float* got, const float* want, int64_t n) {
+  double max_ref = 0, max_diff = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    max_ref = std::max(max_ref, std::fabs(static_cast<double>(want[i])));
+    max_diff = std::max(max_diff, std::fabs(static_cast<double>(got[i]) - want[i]));
+  }
+  return max_diff / std::max(max_ref, 1e-6);
+}
+
+int32_t ArgMax(const float* x, int64_t n) {
+  return static_cast<int32_t>(std::max_element(x, x + n) - x);
+}
+
+class CudaBackendTest : public ::testing::Test {
+ public:
+  void SetUp() override {
+    std::string why;
+    if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  }
+
+  static std::unique_ptr<Model> Load(const char* name) {
+    auto m = Model::Load((testing::SourceDir() / "models" / name).string());
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    return m.ok() ? std::move(m).value() : nullptr;
+  }
+
+  static std::unique_ptr<ForwardBackend> Gpu(const Model& model, int64_t blocks,
+                                             int64_t chunk_tokens = 0, int64_t block_size = 16,
+                                             bool fast_paths = true, bool gemv = false) {
+    CudaBackendOptions o;
+    o.cuda_graphs = fast_paths;
+    o.prefill_tensor_cores = fast_paths;
+    o.warp_split_decode = fast_paths;
+    o.small_batch_gemv = gemv;
+    o.block_size = block_size;
+    o.kv_bytes = 1ull << 30;
+    o.max_kv_blocks = blocks;
+    o.attention_chunk_tokens = chunk_tokens;
+    auto b = CreateCudaBackend(model, o);
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? std::move(b).value() : nullptr;
+  }
+
+  static std::unique_ptr<ForwardBackend> Cpu(const Model& model, int64_t blocks,
+                                             int64_t block_size = 16) {
+    auto b = CpuBackend::Create(model, CpuBackendOptions{blocks, block_size, 2});
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? std::unique_ptr<ForwardBackend>(std::move(b).value()) : nullptr;
+  }
+};
+
+// One sequence: a prefill of the whole prompt with every row's logits, then `decode` single
+// token steps feeding the given tokens. Returns all rows' logits, [rows, vocab].
+std::vector<float> RunSequence(ForwardBackend& backend, const std::vector<int32_t>& prompt,
+                               const std::vector<int32_t>& decode,
+                               const std::vector<int32_t>& blocks) {
+  const int64_t vocab = backend.config().vocab_size;
+  std::vector<float> all;
+  std::vector<int64_t> rows(prompt.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  ForwardBatch batch{prompt, {BatchSequence{static_cast<int64_t>(prompt.size()), 0, blocks}}, rows};
+  std::vector<float> logits(rows.size() * vocab);
+  Status st = backend.Forward(batch, logits.data());
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  all = logits;
+  int64_t pos = static_cast<int64_t>(prompt.size());
+  const int64_t row0 = 0;
+  for (int32_t tok : decode) {
+    ForwardBatch step{std::span(&tok, 1), {BatchSequence{1, pos++, blocks}}, std::span(&row0, 1)};
+    std::vector<float> one(vocab);
+    st = backend.Forward(step, one.data());
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    all.insert(all.end(), one.begin(), one.end());
+  }
+  return all;
+}
+
+std::vector<int32_t> Ids(int64_t n, int64_t vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> ids(n);
+  for (auto& id : ids) id = static_cast<int32_t>(rng() % vocab);
+  return ids;
+}
+
+void CompareWithCpu(const char* name, int64_t chunk_tokens, bool fast_paths = true,
+                    bool gemv = false) {
+  auto model = CudaBackendTest::Load(name);
+  ASSERT_TRUE(model);
+  const Tokenizer& tok = model->tokenizer();
+  const std::vector<int32_t> prompt = tok.Encode(
+      "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n    if n < 2:\n",
+      false);
+  const std::vector<int32_t> decode = Ids(24, model->config().vocab_size, 5);
+  // Scrambled, non-contiguous blocks.
+  std::vector<int32_t> blocks = {7, 2, 11, 5, 0, 9, 3, 14};
+  auto gpu = CudaBackendTest::Gpu(*model, 16, chunk_tokens, 16, fast_paths, gemv);
+  auto cpu = CudaBackendTest::Cpu(*model, 16);
+  ASSERT_TRUE(gpu && cpu);
+  const auto want = RunSequence(*cpu, prompt, decode, blocks);
+  const auto got = RunSequence(*gpu, prompt, decode, blocks);
+  ASSERT_EQ(got.size(), want.size());
+  const int64_t vocab = model->config().vocab_size;
+  double worst = 0;
+  int argmax_same = 0;
+  const int64_t rows = static_cast<int64_t>(want.size()) / vocab;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double d = RelDiff(got.data() + r * vocab, want.data() + r * vocab, vocab);
+    worst = std::max(worst, d);
+    EXPECT_LT(d, kBf16LogitTolerance) << name << " row " << r;
+    argmax_same += ArgMax(got.data() + r * vocab, vocab) == ArgMax(want.data() + r * vocab, vocab);
+  }
+  std::printf(
+      "%s (chunk %lld): %lld rows, worst relative logit difference %.3g, argmax equal in "
+      "%d\n",
+      name, static_cast<long long>(chunk_tokens), static_cast<long long>(rows), worst, argmax_same);
+}
+
+TEST_F(CudaBackendTest, LogitsMatchCpuTinyLlama) { CompareWithCpu("tiny-llama", 0); }
+TEST_F(CudaBackendTest, LogitsMatchCpuTinyDraftQwen2) { CompareWithCpu("tiny-draft", 0); }
+// Keys split into 16-token chunks: exercises the partial-softmax combine (flash-decoding).
+TEST_F(CudaBackendTest, LogitsMatchCpuWithSplitKeys) { CompareWithCpu("tiny-llama", 16); }
+// Decode steps and the LM head through the small-batch GEMV kernel.
+TEST_F(CudaBackendTest, LogitsMatchCpuWithSmallBatchGemv) {
+  CompareWithCpu("tiny-llama", 0, true, true);
+  CompareWithCpu("tiny-draft", 0, true, true);
+}
+// The plain paths: every step launched eagerly, attention on the FP32 row-per-warp kernel.
+TEST_F(CudaBackendTest, LogitsMatchCpuWithoutGraphsOrTensorCores) {
+  CompareWithCpu("tiny-llama", 0, false);
+  CompareWithCpu("tiny-llama", 16, false);
+}
+
+// Greedy continuations: equal to the CPU's until a step where the CPU's own top two logits
+// are within BF16 noise (then the rest may legitimately differ and is not compared).
+TEST_F(CudaBackendTest, GreedyContinuationsMatchCpu) {
+  for (const char* name : {"tiny-llama", "tiny-draft"}) {
+    auto model = Load(name);
+    ASSERT_TRUE(model);
+    const int64_t vocab = model->config().vocab_size;
+    auto gpu = Gpu(*model, 32);
+    auto cpu = Cpu(*model, 32);
+    ASSERT_TRUE(gpu && cpu);
+    std::vector<int32_t> blocks(32);
+    std::iota(blocks.rbegin(), blocks.rend(), 0);
+    for (const char* text : {"import numpy as np\n", "class Stack:\n    def push(self,",
+                             "The quick brown fox", "for i in range(10):\n"}) {
+      const std::vector<int32_t> prompt = model->tokenizer().Encode(text, false);
+      std::vector<int32_t> tokens[2];  // cpu, gpu
+      std::vector<float> lg[2] = {std::vector<float>(vocab), std::vector<float>(vocab)};
+      ForwardBackend* be[2] = {cpu.get(), gpu.get()};
+      int compared = 0;
+      bool tie = false;
+      for (int i = 0; i < 2; ++i) {
+        std::vector<int32_t> seq = prompt;
+        const int64_t last = static_cast<int64_t>(prompt.size()) - 1;
+        ForwardBatch b{
+            seq, {BatchSequence{static_cast<int64_t>(seq.size()), 0, blocks}}, std::span(&last, 1)};
+        ASSERT_TRUE(be[i]->Forward(b, lg[i].data()).ok());
+        tokens[i].push_back(ArgMax(lg[i].data(), vocab));
+      }
+      for (int step = 0; step < 32 && !tie; ++step) {
+        if (tokens[0].back() != tokens[1].back()) {
+          // CPU logit of its choice minus CPU logit of the GPU's choice.
+          const float margin = lg[0][tokens[0].back()] - lg[0][tokens[1].back()];
+          float scale = 0;
+          for (float v : lg[0]) scale = std::max(scale, std::fabs(v));
+          EXPECT_LT(margin, 2 * kBf16LogitTolerance * scale)
+              << name << " '" << text << "' step " << step << ": GPU chose " << tokens[1].back()
+              << ", CPU " << tokens[0].back() << " by a margin of " << margin;
+          tie = true;
+          break;
+        }
+        ++compared;
+        const int64_t pos = static_cast<int64_t>(prompt.size()) + step;
+        const int64_t row = 0;
+        for (int i = 0; i < 2; ++i) {
+          int32_t t = tokens[i].back();
+          ForwardBatch b{std::span(&t, 1), {BatchSequence{1, pos, blocks}}, std::span(&row, 1)};
+          ASSERT_TRUE(be[i]->Forward(b, lg[i].data()).ok());
+          tokens[i].push_back(ArgMax(lg[i].data(), vocab));
+        }
+      }
+      std::printf("%s '%s': %d greedy tokens equal%s\n", name, text, compared,
+                  tie ? " (then a near-tie)" : "");
+      if (!tie) {
+        EXPECT_EQ(tokens[0], tokens[1]);
+      }
+    }
+  }
+}
+
+// Several sequences run together (prefill chunks mixed with decodes, scrambled block tables,
+// one sequence whose prefix is already cached in another's blocks) equal each run alone.
+TEST_F(CudaBackendTest, MixedBatchEqualsOneAtATime) {
+  auto model = Load("tiny-llama");
+  ASSERT_TRUE(model);
+  const int64_t vocab = model->config().vocab_size;
+  const int64_t bs = 16;
+  for (int config = 0; config < 4; ++config) {
+    const int64_t chunk_tokens = config % 2 ? 32 : 0;
+    const bool fast = config >= 2;
+    const double tolerance = fast ? kBatchToleranceFastPaths : kBatchTolerance;
+    auto alone = Gpu(*model, 64, chunk_tokens, 16, fast, fast);
+    auto mixed = Gpu(*model, 64, chunk_tokens, 16, fast, fast);
+    ASSERT_TRUE(alone && mixed);
+    std::vector<int32_t> order(64);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937(3));
+    const std::vector<int32_t> shared = Ids(32, vocab, 1);  // two full blocks
+    struct S {
+      std::vector<int32_t> ids;
+      std::vector<int32_t> blocks;
+      int64_t done = 0;
+      std::vector<float> want;  // [ids.size(), vocab]
+    };
+    std::vector<S> seqs(3);
+    seqs[0].ids = shared;
+    auto tail0 = Ids(45, vocab, 2);
+    seqs[0].ids.insert(seqs[0].ids.end(), tail0.begin(), tail0.end());
+    seqs[1].ids = Ids(20, vocab, 3);
+    seqs[2].ids = shared;  // shares seqs[0]'s first two blocks
+    auto tail2 = Ids(30, vocab, 4);
+    seqs[2].ids.insert(seqs[2].ids.end(), tail2.begin(), tail2.end());
+    size_t next = 0;
+    for (int s = 0; s < 3; ++s) {
+      const int64_t n = BlocksForTokens(static_cast<int64_t>(seqs[s].ids.size()), bs);
+      for (int64_t b = 0; b < n; ++b) {
+        seqs[s].blocks.push_back(s == 2 && b < 2 ? seqs[0].blocks[b] : order[next++]);
+      }
+    }
+    // Reference: each sequence alone, whole prompt at once, in its own blocks.
+    for (int s = 0; s < 3; ++s) {
+      std::vector<int32_t> own = seqs[s].blocks;
+      if (s == 2) own[0] = order[60], own[1] = order[61];
+      seqs[s].want = RunSequence(*alone, seqs[s].ids, {}, own);
+    }
+    // Mixed: seq 0 goes first with a 40-token chunk; seq 2 starts at position 32 (cached).
+    seqs[2].done = 32;
+    const std::vector<int64_t> chunks = {40, 1, 7, 1, 13, 1, 1, 24};
+    for (int step = 0;; ++step) {
+      ForwardBatch batch;
+      std::vector<int32_t> tokens;
+      std::vector<int64_t> rows;
+      std::vector<std::pair<int, int64_t>> owner;
+      const int64_t done0 = seqs[0].done;  // what earlier steps wrote of the shared prefix
+      for (int s = 0; s < 3; ++s) {
+        S& q = seqs[s];
+        if (q.done == static_cast<int64_t>(q.ids.size())) continue;
+        if (s == 2 && done0 < 32) continue;  // the shared prefix is not written yet
+        const int64_t n = std::min<int64_t>(chunks[(step + s) % chunks.size()],
+                                            static_cast<int64_t>(q.ids.size()) - q.done);
+        for (int64_t i = 0; i < n; ++i) {
+          rows.push_back(static_cast<int64_t>(tokens.size()));
+          owner.push_back({s, q.done + i});
+          tokens.push_back(q.ids[q.done + i]);
+        }
+        batch.sequences.push_back(BatchSequence{n, q.done, q.blocks});
+        q.done += n;
+      }
+      if (tokens.empty()) break;
+      batch.token_ids = tokens;
+      batch.logits_rows = rows;
+      std::vector<float> logits(rows.size() * vocab);
+      Status st = mixed->Forward(batch, logits.data());
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      for (size_t r = 0; r < rows.size(); ++r) {
+        const auto [s, pos] = owner[r];
+        EXPECT_LT(RelDiff(logits.data() + r * vocab, seqs[s].want.data() + pos * vocab, vocab),
+                  tolerance)
+            << "fast paths " << fast << " chunk " << chunk_tokens << " seq " << s << " pos " << pos
+            << " step " << step;
+      }
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, RejectsBadBatches) {
+  auto model = Load("tiny-draft");
+  ASSERT_TRUE(model);
+  auto gpu = Gpu(*model, 4);
+  ASSERT_TRUE(gpu);
+  std::vector<float> logits(model->config().vocab_size);
+  const int32_t id = 1;
+  const int64_t row = 0;
+  const std::vector<int32_t> bad_block = {4};
+  ForwardBatch b{std::span(&id, 1), {BatchSequence{1, 0, bad_block}}, std::span(&row, 1)};
+  EXPECT_FALSE(gpu->Forward(b, logits.data()).ok());
+  const int32_t bad_id = -1;
+  const std::vector<int32_t> ok_block = {0};
+  ForwardBatch c{std::span(&bad_id, 1), {BatchSequence{1, 0, ok_block}}, std::span(&row, 1)};
+  EXPECT_FALSE(gpu->Forward(c, logits.data()).ok());
+}
+
+// The whole engine on the GPU: concurrent greedy requests give the CPU generator's tokens.
+TEST_F(CudaBackendTest, EngineOnGpuMatchesCpuGreedy) {
+  auto model = Load("tiny-llama");
+  ASSERT_TRUE(model);
+  const Tokenizer& tok = model->tokenizer();
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 6; ++i) {
+    prompts.push_back(tok.Encode(
+        "# Helpers for parsing files.\ndef parse_" + std::to_string(i) + "(path", false));
+  }
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  greedy.ignore_eos = true;
+  greedy.max_tokens = 12;
+  ThreadPool pool(2);
+  auto gen = Generator::Create(*model, pool);
+  ASSERT_TRUE(gen.ok());
+  std::vector<std::vector<int32_t>> expected;
+  for (const auto& p : prompts) expected.push_back((*gen)->Generate(p, greedy)->output_ids);
+
+  EngineOptions options;
+  options.scheduler.block_size = 16;
+  options.scheduler.max_model_len = 512;
+  options.scheduler.max_batch_tokens = 64;  // forces chunked prefill next to decodes
+  auto engine = Engine::Create(*model, options, Gpu(*model, 128));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::vector<int32_t>> got(prompts.size());
+  int finished = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EngineRequest r;
+    r.prompt = prompts[i];
+    r.sampling = greedy;
+    auto id = (*engine)->Submit(r, [&, i](const EngineOutput& o) {
+      std::lock_guard<std::mutex> lock(mu);
+      got[i].insert(got[i].end(), o.token_ids.begin(), o.token_ids.end());
+      if (o.finished) {
+        ++finished;
+        cv.notify_all();
+      }
+    });
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(120),
+                          [&] { return finished == static_cast<int>(prompts.size()); }));
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "request " << i;
+  EXPECT_NE((*engine)->backend().description().find("cuda"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jisu

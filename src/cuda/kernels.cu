@@ -1,0 +1,908 @@
+// Device kernels of the CUDA backend. Memory-bound elementwise work is fused into the kernels
+// that already touch the data (bias + RoPE + KV write; gate * up; the residual add happens in
+// the GEMM epilogue, beta = 1). Attention is one tiled kernel for prefill and decode: a block
+// holds up to 4 * RPW query rows (token x query head of one KV head group), streams the keys of
+// one chunk through shared memory 32 at a time and keeps an online softmax per row, so no score
+// matrix is ever materialized.
+#include <cuda_bf16.h>
+#include <mma.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/kernels.h"
+
+namespace jisu::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+__device__ __forceinline__ float WarpSum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float WarpMax(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it.
+__device__ float BlockSum(float v, float* scratch) {
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  v = WarpSum(v);
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  const int warps = blockDim.x / 32;
+  v = lane < warps ? scratch[lane] : 0.0f;
+  v = WarpSum(v);
+  __syncthreads();
+  return v;
+}
+
+// y[t, n] (+)= W[n, :] . x[t, :] for a few tokens: one warp per output row streams the row
+// once with 16-byte loads (several in flight per lane) and applies it to every token, whose
+// activations come from L1/L2. Measured: ~cuBLAS at 1 token, half its speed at 8 (the
+// activation loads from L1 dominate; staging them in shared memory is the next step).
+template <int T>
+__global__ void __launch_bounds__(256)
+    GemvKernel(const bf16* __restrict__ w, int n_rows, int k, const bf16* __restrict__ x,
+               float* __restrict__ y, bool accumulate) {
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int n = blockIdx.x * (blockDim.x / 32) + warp;
+  if (n >= n_rows) return;
+  const uint4* wr = reinterpret_cast<const uint4*>(w + static_cast<size_t>(n) * k);
+  const int kv = k / 8;
+  float sum[T];
+#pragma unroll
+  for (int t = 0; t < T; ++t) sum[t] = 0.0f;
+#pragma unroll 4
+  for (int i = lane; i < kv; i += 32) {
+    const uint4 wv = __ldg(wr + i);
+    const __nv_bfloat162* wp = reinterpret_cast<const __nv_bfloat162*>(&wv);
+    float2 wf[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) wf[j] = __bfloat1622float2(wp[j]);
+#pragma unroll
+    for (int t = 0; t < T; ++t) {
+      const uint4 xv = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(t) * k) + i);
+      const __nv_bfloat162* xp = reinterpret_cast<const __nv_bfloat162*>(&xv);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float2 xf = __bfloat1622float2(xp[j]);
+        sum[t] += wf[j].x * xf.x + wf[j].y * xf.y;
+      }
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < T; ++t) {
+    const float v = WarpSum(sum[t]);
+    if (lane == 0) {
+      float* out = y + static_cast<size_t>(t) * n_rows + n;
+      *out = accumulate ? *out + v : v;
+    }
+  }
+}
+
+__global__ void EmbedKernel(const bf16* table, const int32_t* ids, int hidden, float* x) {
+  const int t = blockIdx.x;
+  const bf16* row = table + static_cast<size_t>(ids[t]) * hidden;
+  float* out = x + static_cast<size_t>(t) * hidden;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) out[i] = __bfloat162float(row[i]);
+}
+
+__global__ void RmsNormKernel(const float* x, const int32_t* rows, int hidden, const float* weight,
+                              float eps, bf16* out) {
+  __shared__ float scratch[32];
+  const int r = blockIdx.x;
+  const float* in = x + static_cast<size_t>(rows ? rows[r] : r) * hidden;
+  float ss = 0.0f;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) ss += in[i] * in[i];
+  ss = BlockSum(ss, scratch);
+  const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
+  bf16* o = out + static_cast<size_t>(r) * hidden;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+    o[i] = __float2bfloat16(in[i] * inv * weight[i]);
+  }
+}
+
+__global__ void QkvRopeKernel(const float* qkv, const float* bias, const int32_t* positions,
+                              const int32_t* slots, int heads, int kv_heads, int head_dim,
+                              const float* inv_freq, bool interleaved, float q_scale, float* q_out,
+                              bf16* kv_layer, int block_size) {
+  const int t = blockIdx.x;
+  const int q_dim = heads * head_dim;
+  const int kv_dim = kv_heads * head_dim;
+  const int half = head_dim / 2;
+  const float* row = qkv + static_cast<size_t>(t) * (q_dim + 2 * kv_dim);
+  const float pos = static_cast<float>(positions[t]);
+  const int slot = slots[t];
+  const size_t head_stride = static_cast<size_t>(block_size) * head_dim;
+  bf16* k_block = kv_layer + static_cast<size_t>(slot / block_size) * 2 * kv_heads * head_stride +
+                  static_cast<size_t>(slot % block_size) * head_dim;
+  bf16* v_block = k_block + kv_heads * head_stride;
+  // Rotated pairs of q and k heads.
+  for (int idx = threadIdx.x; idx < (heads + kv_heads) * half; idx += blockDim.x) {
+    const int h = idx / half;
+    const int i = idx % half;
+    const int i0 = interleaved ? 2 * i : i;
+    const int i1 = interleaved ? 2 * i + 1 : i + half;
+    const int base = h * head_dim;  // q heads, then k heads right after them
+    float a = row[base + i0];
+    float b = row[base + i1];
+    if (bias) {
+      a += bias[base + i0];
+      b += bias[base + i1];
+    }
+    // The CPU's angle: a float product, cos/sin of it correctly rounded (double then float).
+    const double angle = static_cast<double>(pos * inv_freq[i]);
+    double s, c;
+    sincos(angle, &s, &c);
+    const float cf = static_cast<float>(c);
+    const float sf = static_cast<float>(s);
+    const float r0 = a * cf - b * sf;
+    const float r1 = b * cf + a * sf;
+    if (h < heads) {
+      float* q = q_out + static_cast<size_t>(t) * q_dim + base;
+      q[i0] = r0 * q_scale;
+      q[i1] = r1 * q_scale;
+    } else {
+      bf16* k = k_block + (h - heads) * head_stride;
+      k[i0] = __float2bfloat16(r0);
+      k[i1] = __float2bfloat16(r1);
+    }
+  }
+  for (int idx = threadIdx.x; idx < kv_dim; idx += blockDim.x) {
+    const int off = q_dim + kv_dim + idx;
+    float v = row[off];
+    if (bias) v += bias[off];
+    v_block[(idx / head_dim) * head_stride + idx % head_dim] = __float2bfloat16(v);
+  }
+}
+
+__global__ void SiluMulKernel(const float* gate_up, int ffn, bf16* out) {
+  const int t = blockIdx.x;
+  const float* g = gate_up + static_cast<size_t>(t) * 2 * ffn;
+  const float* u = g + ffn;
+  bf16* o = out + static_cast<size_t>(t) * ffn;
+  for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < ffn; i += gridDim.y * blockDim.x) {
+    const float x = g[i];
+    o[i] = __float2bfloat16(x / (1.0f + __expf(-x)) * u[i]);
+  }
+}
+
+constexpr int kKeyTile = 32;  // keys per shared-memory tile: one per lane in the score pass
+constexpr int kAttnThreads = 128;
+
+template <int HD, int RPW>
+constexpr size_t AttnSmemBytes() {
+  return (static_cast<size_t>(4 * RPW) * HD + 4 * RPW * kKeyTile) * sizeof(float) +
+         static_cast<size_t>(kKeyTile) * (HD + 2) * sizeof(bf16) +
+         static_cast<size_t>(kKeyTile) * HD * sizeof(bf16);
+}
+
+// grid: (items, kv_heads). Warp w owns query rows [w * RPW, (w + 1) * RPW) of the tile; row r
+// is token r / G, head r % G of the KV head's group of G query heads.
+template <int HD, int RPW>
+__global__ void __launch_bounds__(kAttnThreads) AttentionKernel(AttnArgs a) {
+  constexpr int R = 4 * RPW;
+  constexpr int DPL = HD / 32;  // output dims per lane
+  constexpr int KS = HD + 2;    // padded key row: lanes reading different keys hit distinct banks
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* qs = reinterpret_cast<float*>(smem);             // [R][HD]
+  float* ps = qs + R * HD;                                // [R][kKeyTile]
+  bf16* ks = reinterpret_cast<bf16*>(ps + R * kKeyTile);  // [kKeyTile][KS]
+  bf16* vs = ks + kKeyTile * KS;                          // [kKeyTile][HD]
+
+  const AttnItem it = a.items[blockIdx.x];
+  const int kvh = blockIdx.y;
+  const int group = a.heads / a.kv_heads;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int nrows = it.q_count * group;
+  const int q_dim = a.heads * HD;
+
+  for (int idx = threadIdx.x; idx < R * HD; idx += kAttnThreads) {
+    const int r = idx / HD;
+    float v = 0.0f;
+    if (r < nrows) {
+      const int tok = it.q_begin + r / group;
+      const int h = kvh * group + r % group;
+      v = a.q[static_cast<size_t>(tok) * q_dim + h * HD + idx % HD];
+    }
+    qs[idx] = v;
+  }
+
+  float m[RPW], l[RPW], acc[RPW][DPL];
+  int qpos[RPW];
+  bool valid[RPW];
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const int r = warp * RPW + i;
+    valid[i] = r < nrows;
+    qpos[i] = it.q_pos0 + r / group;
+    m[i] = -INFINITY;
+    l[i] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < DPL; ++d) acc[i][d] = 0.0f;
+  }
+
+  const size_t head_stride = static_cast<size_t>(a.block_size) * HD;
+  const size_t block_stride = 2 * static_cast<size_t>(a.kv_heads) * head_stride;
+  const size_t v_offset = static_cast<size_t>(a.kv_heads) * head_stride;
+  const bf16* kv = reinterpret_cast<const bf16*>(a.kv);
+  const int window = a.sliding_window;
+
+  // K/V tiles are double-buffered through registers: the next tile's loads (block-table
+  // lookup, then 16-byte K and V reads) are in flight while this tile is computed.
+  constexpr int kVecPerRow = HD / 8;  // 16-byte vectors per key row
+  constexpr int kLoads = kKeyTile * kVecPerRow / kAttnThreads;
+  static_assert(kKeyTile * kVecPerRow % kAttnThreads == 0, "tile loads must divide evenly");
+  uint4 k_next[kLoads], v_next[kLoads];
+  auto fetch = [&](int t0) {
+#pragma unroll
+    for (int li = 0; li < kLoads; ++li) {
+      const int idx = threadIdx.x + li * kAttnThreads;
+      const int p = t0 + idx / kVecPerRow;
+      k_next[li] = make_uint4(0, 0, 0, 0);
+      v_next[li] = make_uint4(0, 0, 0, 0);
+      if (p < it.kv_end) {
+        const int block = a.block_tables[it.bt_offset + p / a.block_size];
+        const bf16* base = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
+                           static_cast<size_t>(p % a.block_size) * HD;
+        k_next[li] = reinterpret_cast<const uint4*>(base)[idx % kVecPerRow];
+        v_next[li] = reinterpret_cast<const uint4*>(base + v_offset)[idx % kVecPerRow];
+      }
+    }
+  };
+  fetch(it.kv_begin);
+
+  for (int t0 = it.kv_begin; t0 < it.kv_end; t0 += kKeyTile) {
+    const int len = min(kKeyTile, it.kv_end - t0);
+    __syncthreads();  // the previous tile is consumed (and, the first time, Q is loaded)
+#pragma unroll
+    for (int li = 0; li < kLoads; ++li) {
+      const int idx = threadIdx.x + li * kAttnThreads;
+      const int j = idx / kVecPerRow;
+      const int c = idx % kVecPerRow;
+      uint32_t* kd = reinterpret_cast<uint32_t*>(ks + j * KS + c * 8);
+      kd[0] = k_next[li].x;
+      kd[1] = k_next[li].y;
+      kd[2] = k_next[li].z;
+      kd[3] = k_next[li].w;
+      reinterpret_cast<uint4*>(vs + j * HD)[c] = v_next[li];
+    }
+    __syncthreads();
+    if (t0 + kKeyTile < it.kv_end) fetch(t0 + kKeyTile);
+
+    // Scores: lane = key.
+    float s[RPW];
+#pragma unroll
+    for (int i = 0; i < RPW; ++i) s[i] = 0.0f;
+    const bf16* krow = ks + lane * KS;
+#pragma unroll 8
+    for (int d = 0; d < HD; d += 2) {
+      const float2 k2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(krow + d));
+#pragma unroll
+      for (int i = 0; i < RPW; ++i) {
+        const float2 q2 = *reinterpret_cast<const float2*>(qs + (warp * RPW + i) * HD + d);
+        s[i] += q2.x * k2.x + q2.y * k2.y;
+      }
+    }
+    const int kp = t0 + lane;
+#pragma unroll
+    for (int i = 0; i < RPW; ++i) {
+      const bool ok =
+          valid[i] && lane < len && kp <= qpos[i] && (window <= 0 || kp > qpos[i] - window);
+      const float sv = ok ? s[i] : -INFINITY;
+      const float m_new = fmaxf(m[i], WarpMax(sv));
+      const float p = m_new == -INFINITY ? 0.0f : __expf(sv - m_new);
+      const float alpha = m_new == -INFINITY ? 1.0f : __expf(m[i] - m_new);
+      l[i] = l[i] * alpha + WarpSum(p);
+      m[i] = m_new;
+      ps[(warp * RPW + i) * kKeyTile + lane] = p;
+#pragma unroll
+      for (int d = 0; d < DPL; ++d) acc[i][d] *= alpha;
+    }
+    __syncwarp();
+
+    // Values: lane = output dims [lane * DPL, (lane + 1) * DPL).
+    for (int j = 0; j < len; ++j) {
+      float v[DPL];
+      const bf16* vrow = vs + j * HD + lane * DPL;
+      if constexpr (DPL == 1) {
+        v[0] = __bfloat162float(vrow[0]);
+      } else {
+#pragma unroll
+        for (int d = 0; d < DPL; d += 2) {
+          const float2 v2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(vrow + d));
+          v[d] = v2.x;
+          v[d + 1] = v2.y;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < RPW; ++i) {
+        const float p = ps[(warp * RPW + i) * kKeyTile + j];
+#pragma unroll
+        for (int d = 0; d < DPL; ++d) acc[i][d] += p * v[d];
+      }
+    }
+    __syncwarp();
+  }
+
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    if (!valid[i]) continue;
+    const int r = warp * RPW + i;
+    const int tok = it.q_begin + r / group;
+    const int h = kvh * group + r % group;
+    if (it.num_chunks == 1) {
+      const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+      bf16* o =
+          reinterpret_cast<bf16*>(a.out) + static_cast<size_t>(tok) * q_dim + h * HD + lane * DPL;
+#pragma unroll
+      for (int d = 0; d < DPL; ++d) o[d] = __float2bfloat16(acc[i][d] * inv);
+    } else {
+      const size_t pi = (static_cast<size_t>(tok) * a.heads + h) * a.max_chunks + it.chunk;
+      float* o = a.part_acc + pi * HD + lane * DPL;
+#pragma unroll
+      for (int d = 0; d < DPL; ++d) o[d] = acc[i][d];
+      if (lane == 0) {
+        a.part_ml[pi * 2] = m[i];
+        a.part_ml[pi * 2 + 1] = l[i];
+      }
+    }
+  }
+}
+
+template <int HD>
+__global__ void AttentionCombineKernel(AttnArgs a, const int32_t* token_chunks) {
+  const int t = blockIdx.x;
+  const int h = blockIdx.y;
+  const int chunks = token_chunks[t];
+  if (chunks <= 1) return;
+  const size_t base = (static_cast<size_t>(t) * a.heads + h) * a.max_chunks;
+  float m = -INFINITY;
+  for (int c = 0; c < chunks; ++c) m = fmaxf(m, a.part_ml[(base + c) * 2]);
+  for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+    float sum = 0.0f;
+    float o = 0.0f;
+    for (int c = 0; c < chunks; ++c) {
+      const float mc = a.part_ml[(base + c) * 2];
+      if (mc == -INFINITY) continue;
+      const float w = __expf(mc - m);
+      sum += w * a.part_ml[(base + c) * 2 + 1];
+      o += w * a.part_acc[(base + c) * HD + d];
+    }
+    reinterpret_cast<bf16*>(a.out)[static_cast<size_t>(t) * a.heads * HD + h * HD + d] =
+        __float2bfloat16(sum > 0.0f ? o / sum : 0.0f);
+  }
+}
+
+// Prefill tiles on tensor cores (WMMA, BF16 in, FP32 accumulate): 64 query rows x 64 keys per
+// step. Warp w owns rows [16w, 16w + 16) of S, P and O, so only the K/V tile loads need the
+// whole block; the online softmax rescales the warp's O rows in shared memory.
+constexpr int kTcRows = 64;
+constexpr int kTcKeys = 64;
+
+template <int HD>
+struct TcLayout {
+  static constexpr int kQ = HD + 8;       // bf16 row strides (multiples of 8 for WMMA)
+  static constexpr int kS = kTcKeys + 4;  // f32
+  static constexpr int kP = kTcKeys + 8;  // bf16
+  static constexpr int kO = HD + 4;       // f32
+  static constexpr size_t kBytes = 3 * static_cast<size_t>(kTcRows) * kQ * 2 +  // Q, K, V
+                                   static_cast<size_t>(kTcRows) * kS * 4 +      // S
+                                   static_cast<size_t>(kTcRows) * kP * 2 +      // P
+                                   static_cast<size_t>(kTcRows) * kO * 4 +      // O
+                                   2 * kTcRows * 4;                             // m, l
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kAttnThreads) AttentionTcKernel(AttnArgs a) {
+  namespace wmma = nvcuda::wmma;
+  using L = TcLayout<HD>;
+  extern __shared__ __align__(128) unsigned char tc_smem[];
+  bf16* qs = reinterpret_cast<bf16*>(tc_smem);
+  bf16* ks = qs + kTcRows * L::kQ;
+  bf16* vs = ks + kTcKeys * L::kQ;
+  float* ss = reinterpret_cast<float*>(vs + kTcKeys * L::kQ);
+  bf16* pss = reinterpret_cast<bf16*>(ss + kTcRows * L::kS);
+  float* os = reinterpret_cast<float*>(pss + kTcRows * L::kP);
+  float* ms = os + kTcRows * L::kO;
+  float* ls = ms + kTcRows;
+
+  const AttnItem it = a.items[blockIdx.x];
+  const int kvh = blockIdx.y;
+  const int group = a.heads / a.kv_heads;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int nrows = it.q_count * group;
+  const int q_dim = a.heads * HD;
+
+  for (int idx = threadIdx.x; idx < kTcRows * HD; idx += kAttnThreads) {
+    const int r = idx / HD;
+    const int d = idx % HD;
+    float v = 0.0f;
+    if (r < nrows) {
+      const int tok = it.q_begin + r / group;
+      const int h = kvh * group + r % group;
+      v = a.q[static_cast<size_t>(tok) * q_dim + h * HD + d];
+    }
+    qs[r * L::kQ + d] = __float2bfloat16(v);
+    os[r * L::kO + d] = 0.0f;
+  }
+  if (threadIdx.x < kTcRows) {
+    ms[threadIdx.x] = -INFINITY;
+    ls[threadIdx.x] = 0.0f;
+  }
+
+  const size_t head_stride = static_cast<size_t>(a.block_size) * HD;
+  const size_t block_stride = 2 * static_cast<size_t>(a.kv_heads) * head_stride;
+  const size_t v_offset = static_cast<size_t>(a.kv_heads) * head_stride;
+  const bf16* kv = reinterpret_cast<const bf16*>(a.kv);
+  const int window = a.sliding_window;
+  const int row0 = warp * 16;
+
+  // Next K/V tile prefetched into registers while this one is computed (as above).
+  constexpr int kVecPerRow = HD / 8;
+  constexpr int kLoads = kTcKeys * kVecPerRow / kAttnThreads;
+  uint4 k_next[kLoads], v_next[kLoads];
+  auto fetch = [&](int t0) {
+#pragma unroll
+    for (int li = 0; li < kLoads; ++li) {
+      const int idx = threadIdx.x + li * kAttnThreads;
+      const int p = t0 + idx / kVecPerRow;
+      k_next[li] = make_uint4(0, 0, 0, 0);
+      v_next[li] = make_uint4(0, 0, 0, 0);
+      if (p < it.kv_end) {
+        const int block = a.block_tables[it.bt_offset + p / a.block_size];
+        const bf16* base = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
+                           static_cast<size_t>(p % a.block_size) * HD;
+        k_next[li] = reinterpret_cast<const uint4*>(base)[idx % kVecPerRow];
+        v_next[li] = reinterpret_cast<const uint4*>(base + v_offset)[idx % kVecPerRow];
+      }
+    }
+  };
+  fetch(it.kv_begin);
+
+  for (int t0 = it.kv_begin; t0 < it.kv_end; t0 += kTcKeys) {
+    const int len = min(kTcKeys, it.kv_end - t0);
+    __syncthreads();  // the previous tile is consumed; Q, O, m, l initialized
+#pragma unroll
+    for (int li = 0; li < kLoads; ++li) {
+      const int idx = threadIdx.x + li * kAttnThreads;
+      reinterpret_cast<uint4*>(ks + (idx / kVecPerRow) * L::kQ)[idx % kVecPerRow] = k_next[li];
+      reinterpret_cast<uint4*>(vs + (idx / kVecPerRow) * L::kQ)[idx % kVecPerRow] = v_next[li];
+    }
+    __syncthreads();
+    if (t0 + kTcKeys < it.kv_end) fetch(t0 + kTcKeys);
+
+    // S[rows of this warp][64 keys] = Q K^T
+    {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kTcKeys / 16];
+#pragma unroll
+      for (int n = 0; n < kTcKeys / 16; ++n) wmma::fill_fragment(acc[n], 0.0f);
+#pragma unroll
+      for (int k = 0; k < HD; k += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> qa;
+        wmma::load_matrix_sync(qa, qs + row0 * L::kQ + k, L::kQ);
+#pragma unroll
+        for (int n = 0; n < kTcKeys / 16; ++n) {
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::col_major> kb;
+          wmma::load_matrix_sync(kb, ks + n * 16 * L::kQ + k, L::kQ);
+          wmma::mma_sync(acc[n], qa, kb, acc[n]);
+        }
+      }
+#pragma unroll
+      for (int n = 0; n < kTcKeys / 16; ++n) {
+        wmma::store_matrix_sync(ss + row0 * L::kS + n * 16, acc[n], L::kS, wmma::mem_row_major);
+      }
+    }
+    __syncwarp();
+
+    // Online softmax over the warp's 16 rows; lanes hold keys lane and lane + 32.
+    for (int i = 0; i < 16; ++i) {
+      const int r = row0 + i;
+      const bool valid = r < nrows;
+      const int qpos = it.q_pos0 + r / group;
+      float sv[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int j = lane + 32 * h;
+        const int kp = t0 + j;
+        const bool ok = valid && j < len && kp <= qpos && (window <= 0 || kp > qpos - window);
+        sv[h] = ok ? ss[r * L::kS + j] : -INFINITY;
+      }
+      const float m_old = ms[r];
+      const float m_new = fmaxf(m_old, WarpMax(fmaxf(sv[0], sv[1])));
+      float psum = 0.0f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float p = m_new == -INFINITY ? 0.0f : __expf(sv[h] - m_new);
+        psum += p;
+        pss[r * L::kP + lane + 32 * h] = __float2bfloat16(p);
+      }
+      const float alpha = m_new == -INFINITY ? 1.0f : __expf(m_old - m_new);
+      psum = WarpSum(psum);
+      for (int d = lane; d < HD; d += 32) os[r * L::kO + d] *= alpha;
+      __syncwarp();
+      if (lane == 0) {
+        ms[r] = m_new;
+        ls[r] = ls[r] * alpha + psum;
+      }
+    }
+    __syncwarp();
+
+    // O[rows of this warp] += P V
+#pragma unroll
+    for (int n = 0; n < HD / 16; ++n) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> o;
+      wmma::load_matrix_sync(o, os + row0 * L::kO + n * 16, L::kO, wmma::mem_row_major);
+#pragma unroll
+      for (int k = 0; k < kTcKeys; k += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> pa;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> vb;
+        wmma::load_matrix_sync(pa, pss + row0 * L::kP + k, L::kP);
+        wmma::load_matrix_sync(vb, vs + k * L::kQ + n * 16, L::kQ);
+        wmma::mma_sync(o, pa, vb, o);
+      }
+      wmma::store_matrix_sync(os + row0 * L::kO + n * 16, o, L::kO, wmma::mem_row_major);
+    }
+    __syncwarp();
+  }
+  __syncthreads();
+
+  for (int i = 0; i < 16; ++i) {
+    const int r = row0 + i;
+    if (r >= nrows) break;
+    const int tok = it.q_begin + r / group;
+    const int h = kvh * group + r % group;
+    const float l = ls[r];
+    if (it.num_chunks == 1) {
+      const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+      bf16* o = reinterpret_cast<bf16*>(a.out) + static_cast<size_t>(tok) * q_dim + h * HD;
+      for (int d = lane; d < HD; d += 32) o[d] = __float2bfloat16(os[r * L::kO + d] * inv);
+    } else {
+      const size_t pi = (static_cast<size_t>(tok) * a.heads + h) * a.max_chunks + it.chunk;
+      for (int d = lane; d < HD; d += 32) a.part_acc[pi * HD + d] = os[r * L::kO + d];
+      if (lane == 0) {
+        a.part_ml[pi * 2] = ms[r];
+        a.part_ml[pi * 2 + 1] = l;
+      }
+    }
+  }
+}
+
+template <int HD>
+void LaunchAttentionTc(const AttnArgs& args, cudaStream_t stream) {
+  constexpr size_t smem = TcLayout<HD>::kBytes;
+  static bool configured = false;
+  if (!configured) {
+    cudaFuncSetAttribute(AttentionTcKernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(smem));
+    configured = true;
+  }
+  dim3 grid(args.num_items, args.kv_heads);
+  AttentionTcKernel<HD><<<grid, kAttnThreads, smem, stream>>>(args);
+}
+
+// Decode items (one query token) with the KV head's whole query group in every warp: warp w
+// takes keys [t0 + 32w, t0 + 32w + 32) of each 128-key stride, lane = key for q.k (the key row
+// read straight from the cache, the group's q rows broadcast from shared memory) and lane =
+// output dims for p.v (each key's p shuffled from its lane). Each K/V element is loaded once
+// and used for all G rows; the four warps' softmax states are merged at the end.
+template <int HD, int G>
+__global__ void __launch_bounds__(kAttnThreads) DecodeAttentionKernel(AttnArgs a) {
+  constexpr int DPL = HD / 32;
+  __shared__ __align__(16) float qs[G][HD];
+  __shared__ float red_ml[4][G][2];
+  __shared__ float red_acc[4][G][HD];
+  const AttnItem it = a.items[blockIdx.x];
+  const int kvh = blockIdx.y;
+  const int group = a.heads / a.kv_heads;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int q_dim = a.heads * HD;
+  for (int idx = threadIdx.x; idx < G * HD; idx += kAttnThreads) {
+    const int r = idx / HD;
+    qs[r][idx % HD] =
+        r < group ? a.q[static_cast<size_t>(it.q_begin) * q_dim + (kvh * group + r) * HD + idx % HD]
+                  : 0.0f;
+  }
+  __syncthreads();
+
+  const size_t head_stride = static_cast<size_t>(a.block_size) * HD;
+  const size_t block_stride = 2 * static_cast<size_t>(a.kv_heads) * head_stride;
+  const size_t v_offset = static_cast<size_t>(a.kv_heads) * head_stride;
+  const bf16* kv = reinterpret_cast<const bf16*>(a.kv);
+  const int qpos = it.q_pos0;
+  const int window = a.sliding_window;
+
+  float m[G], l[G], acc[G][DPL];
+#pragma unroll
+  for (int r = 0; r < G; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < DPL; ++d) acc[r][d] = 0.0f;
+  }
+
+  for (int t0 = it.kv_begin + warp * 32; t0 < it.kv_end; t0 += 4 * 32) {
+    const int p = t0 + lane;
+    const bool in = p < it.kv_end && p <= qpos && (window <= 0 || p > qpos - window);
+    const bf16* base = kv;
+    float s[G];
+#pragma unroll
+    for (int r = 0; r < G; ++r) s[r] = 0.0f;
+    if (p < it.kv_end) {
+      const int block = a.block_tables[it.bt_offset + p / a.block_size];
+      base = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
+             static_cast<size_t>(p % a.block_size) * HD;
+      const uint4* k4 = reinterpret_cast<const uint4*>(base);
+#pragma unroll 4
+      for (int c = 0; c < HD / 8; ++c) {
+        const uint4 raw = k4[c];
+        const __nv_bfloat162* kp = reinterpret_cast<const __nv_bfloat162*>(&raw);
+        float2 kf[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) kf[e] = __bfloat1622float2(kp[e]);
+#pragma unroll
+        for (int r = 0; r < G; ++r) {
+          const float4 q0 = *reinterpret_cast<const float4*>(&qs[r][c * 8]);
+          const float4 q1 = *reinterpret_cast<const float4*>(&qs[r][c * 8 + 4]);
+          s[r] += q0.x * kf[0].x + q0.y * kf[0].y + q0.z * kf[1].x + q0.w * kf[1].y +
+                  q1.x * kf[2].x + q1.y * kf[2].y + q1.z * kf[3].x + q1.w * kf[3].y;
+        }
+      }
+    }
+    float pr[G];
+#pragma unroll
+    for (int r = 0; r < G; ++r) {
+      const float sv = in ? s[r] : -INFINITY;
+      const float m_new = fmaxf(m[r], WarpMax(sv));
+      pr[r] = m_new == -INFINITY ? 0.0f : __expf(sv - m_new);
+      const float alpha = m_new == -INFINITY ? 1.0f : __expf(m[r] - m_new);
+      l[r] = l[r] * alpha + WarpSum(pr[r]);
+      m[r] = m_new;
+#pragma unroll
+      for (int d = 0; d < DPL; ++d) acc[r][d] *= alpha;
+    }
+    const int n = min(32, it.kv_end - t0);
+    const unsigned long long my_v =
+        reinterpret_cast<unsigned long long>(base + v_offset + lane * 0);
+    for (int j = 0; j < n; ++j) {
+      const bf16* vrow =
+          reinterpret_cast<const bf16*>(__shfl_sync(0xffffffffu, my_v, j)) + lane * DPL;
+      float v[DPL];
+      if constexpr (DPL == 4) {
+        const uint2 raw = *reinterpret_cast<const uint2*>(vrow);
+        const __nv_bfloat162* vp = reinterpret_cast<const __nv_bfloat162*>(&raw);
+        const float2 a0 = __bfloat1622float2(vp[0]);
+        const float2 a1 = __bfloat1622float2(vp[1]);
+        v[0] = a0.x;
+        v[1] = a0.y;
+        v[2] = a1.x;
+        v[3] = a1.y;
+      } else {
+        const float2 a0 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(vrow));
+        v[0] = a0.x;
+        v[1] = a0.y;
+      }
+#pragma unroll
+      for (int r = 0; r < G; ++r) {
+        const float pj = __shfl_sync(0xffffffffu, pr[r], j);
+#pragma unroll
+        for (int d = 0; d < DPL; ++d) acc[r][d] += pj * v[d];
+      }
+    }
+  }
+
+#pragma unroll
+  for (int r = 0; r < G; ++r) {
+    if (lane == 0) {
+      red_ml[warp][r][0] = m[r];
+      red_ml[warp][r][1] = l[r];
+    }
+#pragma unroll
+    for (int d = 0; d < DPL; ++d) red_acc[warp][r][lane * DPL + d] = acc[r][d];
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < group * HD; idx += kAttnThreads) {
+    const int r = idx / HD;
+    const int d = idx % HD;
+    float mx = -INFINITY;
+    for (int w = 0; w < 4; ++w) mx = fmaxf(mx, red_ml[w][r][0]);
+    float sum = 0.0f, o = 0.0f;
+    if (mx != -INFINITY) {
+      for (int w = 0; w < 4; ++w) {
+        const float scale = __expf(red_ml[w][r][0] - mx);
+        sum += scale * red_ml[w][r][1];
+        o += scale * red_acc[w][r][d];
+      }
+    }
+    const int h = kvh * group + r;
+    if (it.num_chunks == 1) {
+      reinterpret_cast<bf16*>(a.out)[static_cast<size_t>(it.q_begin) * q_dim + h * HD + d] =
+          __float2bfloat16(sum > 0.0f ? o / sum : 0.0f);
+    } else {
+      const size_t pi = (static_cast<size_t>(it.q_begin) * a.heads + h) * a.max_chunks + it.chunk;
+      a.part_acc[pi * HD + d] = o;
+      if (d == 0) {
+        a.part_ml[pi * 2] = mx;
+        a.part_ml[pi * 2 + 1] = sum;
+      }
+    }
+  }
+}
+
+template <int HD>
+bool LaunchDecodeAttention(const AttnArgs& args, cudaStream_t stream) {
+  const int group = args.heads / args.kv_heads;
+  dim3 grid(args.num_items, args.kv_heads);
+  if (group == 1) {
+    DecodeAttentionKernel<HD, 1><<<grid, kAttnThreads, 0, stream>>>(args);
+  } else if (group == 2) {
+    DecodeAttentionKernel<HD, 2><<<grid, kAttnThreads, 0, stream>>>(args);
+  } else if (group <= 4) {
+    DecodeAttentionKernel<HD, 4><<<grid, kAttnThreads, 0, stream>>>(args);
+  } else if (group <= 8) {
+    DecodeAttentionKernel<HD, 8><<<grid, kAttnThreads, 0, stream>>>(args);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+template <int HD, int RPW>
+void LaunchAttentionT(const AttnArgs& args, cudaStream_t stream) {
+  constexpr size_t smem = AttnSmemBytes<HD, RPW>();
+  static bool configured = false;  // the engine loop is the one caller
+  if (!configured) {
+    cudaFuncSetAttribute(AttentionKernel<HD, RPW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(smem));
+    configured = true;
+  }
+  dim3 grid(args.num_items, args.kv_heads);
+  AttentionKernel<HD, RPW><<<grid, kAttnThreads, smem, stream>>>(args);
+}
+
+template <int HD>
+void LaunchAttentionHd(const AttnArgs& args, cudaStream_t stream) {
+  if constexpr (HD >= 64) {
+    if (args.tensor_cores && args.rows_per_warp == 16) return LaunchAttentionTc<HD>(args, stream);
+    if (args.warp_split_decode && args.rows_per_warp < 16 &&
+        LaunchDecodeAttention<HD>(args, stream)) {
+      return;
+    }
+  }
+  switch (args.rows_per_warp) {
+    case 1:
+      return LaunchAttentionT<HD, 1>(args, stream);
+    case 2:
+      return LaunchAttentionT<HD, 2>(args, stream);
+    case 4:
+      return LaunchAttentionT<HD, 4>(args, stream);
+    case 8:
+      return LaunchAttentionT<HD, 8>(args, stream);
+    default:
+      return LaunchAttentionT<HD, 16>(args, stream);
+  }
+}
+
+__device__ __forceinline__ uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+__global__ void FillRandomBf16Kernel(bf16* dst, size_t n, float scale, uint64_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint64_t h = SplitMix64(seed ^ (i * 0x2545f4914f6cdd1dull));
+    const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    dst[i] = __float2bfloat16((2.0f * u - 1.0f) * scale);
+  }
+}
+
+__global__ void FillF32Kernel(float* dst, size_t n, float value) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    dst[i] = value;
+  }
+}
+
+}  // namespace
+
+bool AttentionSupportsHeadDim(int head_dim) {
+  return head_dim == 32 || head_dim == 64 || head_dim == 128;
+}
+
+void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden, float* x,
+                 cudaStream_t stream) {
+  EmbedKernel<<<num_tokens, 256, 0, stream>>>(reinterpret_cast<const bf16*>(table), ids, hidden, x);
+}
+
+void LaunchRmsNorm(const float* x, const int32_t* rows, int num_rows, int hidden,
+                   const float* weight, float eps, uint16_t* out, cudaStream_t stream) {
+  RmsNormKernel<<<num_rows, hidden >= 2048 ? 1024 : 256, 0, stream>>>(x, rows, hidden, weight, eps,
+                                                                      reinterpret_cast<bf16*>(out));
+}
+
+void LaunchQkvRope(const float* qkv, const float* bias, const int32_t* positions,
+                   const int32_t* slots, int num_tokens, int heads, int kv_heads, int head_dim,
+                   const float* inv_freq, bool interleaved, float q_scale, float* q_out,
+                   uint16_t* kv_layer, int block_size, cudaStream_t stream) {
+  QkvRopeKernel<<<num_tokens, 256, 0, stream>>>(qkv, bias, positions, slots, heads, kv_heads,
+                                                head_dim, inv_freq, interleaved, q_scale, q_out,
+                                                reinterpret_cast<bf16*>(kv_layer), block_size);
+}
+
+void LaunchSiluMul(const float* gate_up, int num_tokens, int ffn, uint16_t* out,
+                   cudaStream_t stream) {
+  dim3 grid(num_tokens, (ffn + 1023) / 1024);
+  SiluMulKernel<<<grid, 256, 0, stream>>>(gate_up, ffn, reinterpret_cast<bf16*>(out));
+}
+
+void LaunchAttention(const AttnArgs& args, cudaStream_t stream) {
+  if (args.num_items == 0) return;
+  switch (args.head_dim) {
+    case 32:
+      return LaunchAttentionHd<32>(args, stream);
+    case 64:
+      return LaunchAttentionHd<64>(args, stream);
+    default:
+      return LaunchAttentionHd<128>(args, stream);
+  }
+}
+
+void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, int num_tokens,
+                            cudaStream_t stream) {
+  dim3 grid(num_tokens, args.heads);
+  switch (args.head_dim) {
+    case 32:
+      return AttentionCombineKernel<32><<<grid, 32, 0, stream>>>(args, token_chunks);
+    case 64:
+      return AttentionCombineKernel<64><<<grid, 64, 0, stream>>>(args, token_chunks);
+    default:
+      return AttentionCombineKernel<128><<<grid, 128, 0, stream>>>(args, token_chunks);
+  }
+}
+
+void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed,
+                          cudaStream_t stream) {
+  FillRandomBf16Kernel<<<1024, 256, 0, stream>>>(reinterpret_cast<bf16*>(dst), n, scale, seed);
+}
+
+bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
+                bool accumulate, cudaStream_t stream) {
+  if (k % 8 != 0 || tokens < 1 || tokens > kMaxGemvTokens) return false;
+  const auto* wb = reinterpret_cast<const bf16*>(w);
+  const auto* xb = reinterpret_cast<const bf16*>(x);
+  const int blocks = (n + 7) / 8;
+  switch (tokens) {
+#define JISU_GEMV_CASE(T)                                                   \
+  case T:                                                                   \
+    GemvKernel<T><<<blocks, 256, 0, stream>>>(wb, n, k, xb, y, accumulate); \
+    break;
+    JISU_GEMV_CASE(1)
+    JISU_GEMV_CASE(2)
+    JISU_GEMV_CASE(3)
+    JISU_GEMV_CASE(4)
+    JISU_GEMV_CASE(5)
+    JISU_GEMV_CASE(6)
+    JISU_GEMV_CASE(7)
+    JISU_GEMV_CASE(8)
+#undef JISU_GEMV_CASE
+  }
+  return true;
+}
+
+void LaunchFillF32(float* dst, size_t n, float value, cudaStream_t stream) {
+  FillF32Kernel<<<256, 256, 0, stream>>>(dst, n, value);
+}
+
+}  // namespace jisu::cuda
