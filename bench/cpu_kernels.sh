@@ -2,7 +2,8 @@
 # jisu vs llama.cpp on the CPU, side by side in one sitting (issue 3): makes TinyLlama-1.1B-shape
 # random-weight GGUF files with `jisu make-model`, then for each format and thread count runs
 # `jisu bench` and bench/llama_cpp_peer.py alternately (ROUNDS times each, on the same file),
-# and writes a markdown table of medians and jisu/llama.cpp ratios. A benchmark, not a test.
+# and writes a markdown table of medians and jisu/llama.cpp ratios (OUT.md) plus every run's JSON
+# (OUT.jsonl). A benchmark, not a test.
 #
 # Usage: bench/cpu_kernels.sh [OUT.md]
 # Environment (defaults in brackets):
@@ -42,8 +43,9 @@ OUT=${1:-bench/results/$(date -u +%Y-%m-%d)-cpu-kernels.md}
 "$PEER_PY" -c "import llama_cpp" 2>/dev/null ||
   { echo "llama-cpp-python is not importable by $PEER_PY (set PEER_PY)" >&2; exit 1; }
 mkdir -p "$MODELS" "$(dirname "$OUT")"
-RAW=$(mktemp)
-trap 'rm -f "$RAW"' EXIT
+# Every run's JSON line, appended as it finishes (kept: a cut-short sitting still has its data).
+RAW="${OUT%.md}.jsonl"
+: >"$RAW"
 
 for type in $TYPES; do
   file="$MODELS/$SHAPE-$type.gguf"

@@ -283,3 +283,25 @@ TEST(SyntheticVocab, SizesAndUniqueness) {
 
 }  // namespace
 }  // namespace jisu
+
+namespace jisu {
+namespace {
+
+TEST(DummyModelSpec, RejectsBadSpecsClearly) {
+  EXPECT_TRUE(IsDummyModelSpec("dummy:tinyllama-1.1b"));
+  EXPECT_FALSE(IsDummyModelSpec("models/tiny-llama"));
+  EXPECT_FALSE(IsDummyModelSpec("/tmp/dummy:x.gguf"));
+  auto unknown = LoadDummyModel("dummy:gpt-5");
+  EXPECT_EQ(unknown.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("known: tinyllama-1.1b"), std::string::npos);
+  auto type = LoadDummyModel("dummy:tinyllama-1.1b:q5_9");
+  EXPECT_EQ(type.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(type.status().message().find("q5_9"), std::string::npos);
+  auto seed = LoadDummyModel("dummy:tinyllama-1.1b:q4_0:12ab");
+  EXPECT_EQ(seed.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(LoadDummyModel("dummy:").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(LoadDummyModel("dummy:a:b:c:d").status().code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace jisu
