@@ -110,6 +110,9 @@ void HttpServer::Install() {
       e.code = "not_found";
     } else if (res.status == 413) {
       e.message = "the request body is too large";
+      if (req.get_header_value("Content-Type").find("form-urlencoded") != std::string::npos) {
+        e.message += " for a form (8 KiB); send Content-Type: application/json";
+      }
     } else {
       e.message = "HTTP error " + std::to_string(res.status);
     }
