@@ -308,6 +308,45 @@ def test_disconnect_frees_kv():
     assert code == 200
 
 
+def _stream_once(i, tokens):
+    """One streaming request on its own connection; returns (ok, chunks, ttft, seconds)."""
+    t0 = time.time()
+    conn = http.client.HTTPConnection("127.0.0.1", STATE["port"], timeout=300)
+    body = json.dumps({"prompt": "Stream %d says" % i, "max_tokens": tokens, "stream": True,
+                       "ignore_eos": True, "temperature": 0})
+    conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    if resp.status != 200:
+        return False, 0, 0, 0
+    chunks, ttft, done = 0, None, False
+    for line in resp:
+        line = line.strip()
+        if not line.startswith(b"data: "):
+            continue
+        if line == b"data: [DONE]":
+            done = True
+            break
+        if ttft is None:
+            ttft = time.time() - t0
+        chunks += 1
+    conn.close()
+    return done and chunks == tokens, chunks, ttft or 0, time.time() - t0
+
+
+def test_256_concurrent_streams():
+    n, tokens = 256, 16
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(n) as pool:
+        results = list(pool.map(lambda i: _stream_once(i, tokens), range(n)))
+    wall = time.time() - t0
+    errors = sum(1 for ok, *_ in results if not ok)
+    ttfts = sorted(r[2] for r in results)
+    print("  256 streams x %d tokens: %d errors, wall %.2fs, %.0f tok/s, TTFT p50 %.2fs "
+          "p99 %.2fs" % (tokens, errors, wall, n * tokens / wall, ttfts[n // 2],
+                         ttfts[int(n * 0.99)]), flush=True)
+    assert errors == 0, errors
+
+
 # ---- runner ---------------------------------------------------------------------------------
 
 def main():
