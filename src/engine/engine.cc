@@ -224,8 +224,9 @@ void Engine::Step() {
     if (top_n >= 0) {
       const float raw = l.raw_logits[static_cast<size_t>(t.token_id)];
       lp.token_id = t.token_id;
-      lp.logprob = raw > -std::numeric_limits<float>::infinity() ? raw - lse
-                                                                  : -std::numeric_limits<float>::infinity();
+      lp.logprob = raw > -std::numeric_limits<float>::infinity()
+                       ? raw - lse
+                       : -std::numeric_limits<float>::infinity();
       l.step_logprobs.push_back(std::move(lp));
     }
     if (!l.request.sampling.ignore_eos &&

@@ -67,7 +67,8 @@ struct EngineOutput {
   int64_t num_cached_prompt_tokens = 0;  // served from the prefix cache at admission
   double ttft_seconds = 0;               // submit -> first token (set from the first token on)
   double elapsed_seconds = 0;            // submit -> this output
-  std::vector<SampledLogprobs> logprobs;  // one per token_ids entry when top_logprobs >= 0
+  // One per token_ids entry when the request's top_logprobs >= 0.
+  std::vector<SampledLogprobs> logprobs;
 };
 
 using OutputCallback = std::function<void(const EngineOutput&)>;

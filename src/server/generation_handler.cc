@@ -36,7 +36,7 @@ struct Choice {
   std::string finish_reason;
   Status error;
   bool done = false;
-  bool started = false;  // streaming: the role chunk was sent
+  bool started = false;                   // streaming: the role chunk was sent
   Json logprobs_content = Json::array();  // chat: logprobs.content entries
   Json completion_logprobs = {{"tokens", Json::array()},
                               {"token_logprobs", Json::array()},
@@ -55,8 +55,7 @@ std::string NewId(const char* prefix) {
   static std::atomic<uint64_t> counter{0};
   static const uint64_t salt = std::random_device{}();
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%016llx%08llx", prefix,
-                static_cast<unsigned long long>(salt),
+  std::snprintf(buf, sizeof buf, "%s%016llx%08llx", prefix, static_cast<unsigned long long>(salt),
                 static_cast<unsigned long long>(counter.fetch_add(1)));
   return buf;
 }
@@ -64,8 +63,8 @@ std::string NewId(const char* prefix) {
 std::string TokenText(const Tokenizer& tok, int32_t id) { return tok.TokenBytes(id); }
 
 // Appends one token's logprob entries in the endpoint's shape.
-void AddLogprobs(const Tokenizer& tok, Endpoint endpoint, const SampledLogprobs& lp,
-                 Choice* c, Json* chat_delta_content) {
+void AddLogprobs(const Tokenizer& tok, Endpoint endpoint, const SampledLogprobs& lp, Choice* c,
+                 Json* chat_delta_content) {
   const std::string bytes = TokenText(tok, lp.token_id);
   const std::string text = ValidUtf8(bytes);
   if (endpoint == Endpoint::kChat) {
@@ -117,9 +116,8 @@ std::optional<ApiError> Prepare(const GenerationRequest& g, const GenerationCont
     in.eos_token = model.eos_token();
     auto text = ctx.chat_template->Render(in);
     if (!text.ok()) {
-      return ApiError::BadRequest("the chat template rejected the messages: " +
-                                      text.status().message(),
-                                  "messages");
+      return ApiError::BadRequest(
+          "the chat template rejected the messages: " + text.status().message(), "messages");
     }
     PreparedPrompt p;
     p.tokens = tok.Encode(*text, /*add_special=*/false);
@@ -213,7 +211,7 @@ class GenerationRun {
         r.prompt = prompts[p].tokens;
         r.sampling = g_.sampling;
         const int64_t room = max_len - static_cast<int64_t>(r.prompt.size());
-        int64_t want = g_.max_tokens_given > 0 ? g_.max_tokens_given
+        int64_t want = g_.max_tokens_given > 0          ? g_.max_tokens_given
                        : g_.endpoint == Endpoint::kChat ? room
                                                         : 16;
         r.sampling.max_tokens = static_cast<int32_t>(std::min(want, room));
@@ -313,10 +311,9 @@ class GenerationRun {
           if (!send(Chunk(index, Json{{"role", "assistant"}, {"content", ""}}, Json(), Json())))
             return Abandon();
         }
-        const bool has_lp =
-            g_.top_logprobs >= 0 && (g_.endpoint == Endpoint::kChat
-                                         ? !delta_logprobs.empty()
-                                         : !delta_completion_lp_["tokens"].empty());
+        const bool has_lp = g_.top_logprobs >= 0 && (g_.endpoint == Endpoint::kChat
+                                                         ? !delta_logprobs.empty()
+                                                         : !delta_completion_lp_["tokens"].empty());
         if (!delta.empty() || has_lp) {
           Json lp;
           if (has_lp && g_.endpoint == Endpoint::kChat) lp = {{"content", delta_logprobs}};
@@ -331,8 +328,8 @@ class GenerationRun {
       }
     }
     if (g_.include_usage) {
-      Json last = Header(g_.endpoint == Endpoint::kChat ? "chat.completion.chunk"
-                                                        : "text_completion");
+      Json last =
+          Header(g_.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion");
       last["choices"] = Json::array();
       last["usage"] = Usage();
       if (!send(last)) return Abandon();
@@ -412,8 +409,7 @@ class GenerationRun {
   }
 
   Json Header(const char* object) const {
-    return {{"id", id_}, {"object", object}, {"created", created_},
-            {"model", ctx_.served->name}};
+    return {{"id", id_}, {"object", object}, {"created", created_}, {"model", ctx_.served->name}};
   }
 
   Json Chunk(size_t index, Json delta, Json logprobs, Json finish_reason) const {

@@ -28,8 +28,8 @@ namespace {
 
 // Bounded label set for the request counters.
 std::string EndpointLabel(const std::string& path) {
-  for (const char* known : {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health",
-                            "/metrics"}) {
+  for (const char* known :
+       {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"}) {
     if (path == known) return known;
   }
   return "other";
@@ -132,10 +132,10 @@ void HttpServer::Install() {
   });
   svr.Get("/metrics", [impl](const httplib::Request&, httplib::Response& res) {
     const bool ready = impl->ready;
-    res.set_content(impl->metrics.Render(ready ? impl->served.engine : nullptr,
-                                         ready ? impl->served.name : "", impl->served.kv_block_size,
-                                         impl->in_flight.load()),
-                    "text/plain; version=0.0.4");
+    res.set_content(
+        impl->metrics.Render(ready ? impl->served.engine : nullptr, ready ? impl->served.name : "",
+                             impl->served.kv_block_size, impl->in_flight.load()),
+        "text/plain; version=0.0.4");
   });
   svr.Get("/v1/models", [impl](const httplib::Request&, httplib::Response& res) {
     if (!impl->ready) return SetError(res, Unavailable("the model is still loading"));

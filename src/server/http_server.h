@@ -28,7 +28,7 @@ namespace jisu::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;  // 0 = any free port (see HttpServer::port())
+  int port = 8000;      // 0 = any free port (see HttpServer::port())
   std::string api_key;  // empty = no authentication
   int max_connections = 512;
   size_t max_body_bytes = 8u << 20;
@@ -44,8 +44,8 @@ struct ServerOptions {
 struct ServedModel {
   const Model* model = nullptr;
   Engine* engine = nullptr;
-  std::string name;            // "model" in requests and responses
-  int64_t max_model_len = 0;   // prompt + completion tokens
+  std::string name;           // "model" in requests and responses
+  int64_t max_model_len = 0;  // prompt + completion tokens
   int64_t kv_block_size = 16;
   int64_t max_queue = 0;
 };

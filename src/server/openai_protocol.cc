@@ -189,8 +189,8 @@ bool ParseStop(FieldReader* r, std::vector<std::string>* out) {
   }
   if (!s->is_array()) return r->Fail("stop", "must be a string or an array of strings");
   if (s->size() > SamplingParams::kMaxStopStrings) {
-    return r->Fail("stop", "has more than " + std::to_string(SamplingParams::kMaxStopStrings) +
-                               " strings");
+    return r->Fail("stop",
+                   "has more than " + std::to_string(SamplingParams::kMaxStopStrings) + " strings");
   }
   for (const Json& e : *s) {
     if (!e.is_string()) return r->Fail("stop", "must contain only strings");
@@ -304,11 +304,12 @@ std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint
   }
   r.String("user", &out->user);
   if (r.error()) return r.error();
-  if (Status st = [&] {
-        SamplingParams check = s;
-        check.max_tokens = 1;
-        return check.Validate();
-      }();
+  if (Status st =
+          [&] {
+            SamplingParams check = s;
+            check.max_tokens = 1;
+            return check.Validate();
+          }();
       !st.ok()) {
     return ApiError::BadRequest(st.message());
   }
@@ -326,8 +327,7 @@ int32_t TenantForUser(const std::string& user) {
   return static_cast<int32_t>(h % 0x7FFFFFFEull) + 1;
 }
 
-nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens,
-                         int64_t cached_tokens) {
+nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {
   return {{"prompt_tokens", prompt_tokens},
           {"completion_tokens", completion_tokens},
           {"total_tokens", prompt_tokens + completion_tokens},
@@ -340,9 +340,7 @@ nlohmann::json BytesJson(const std::string& s) {
   return a;
 }
 
-std::string ValidUtf8(const std::string& s) {
-  return utf8::IsValid(s) ? s : utf8::Sanitize(s);
-}
+std::string ValidUtf8(const std::string& s) { return utf8::IsValid(s) ? s : utf8::Sanitize(s); }
 
 bool BearerMatches(const std::string& header, const std::string& key) {
   const std::string expected = "Bearer " + key;

@@ -38,17 +38,17 @@ struct PromptInput {
 
 struct GenerationRequest {
   Endpoint endpoint = Endpoint::kChat;
-  std::string model;                    // may be empty: the served model
-  nlohmann::ordered_json messages;      // chat: the validated message list
-  std::vector<PromptInput> prompts;     // completions: one or more prompts
-  SamplingParams sampling;              // max_tokens < 0 means "not given"
-  int32_t n = 1;                        // choices per prompt
+  std::string model;                 // may be empty: the served model
+  nlohmann::ordered_json messages;   // chat: the validated message list
+  std::vector<PromptInput> prompts;  // completions: one or more prompts
+  SamplingParams sampling;           // max_tokens < 0 means "not given"
+  int32_t n = 1;                     // choices per prompt
   bool stream = false;
-  bool include_usage = false;           // stream_options.include_usage
-  bool echo = false;                    // completions: prepend the prompt text
-  int32_t top_logprobs = -1;            // -1 = no logprobs; else alternatives per token
+  bool include_usage = false;  // stream_options.include_usage
+  bool echo = false;           // completions: prepend the prompt text
+  int32_t top_logprobs = -1;   // -1 = no logprobs; else alternatives per token
   std::string user;
-  int64_t max_tokens_given = -1;        // -1 = absent
+  int64_t max_tokens_given = -1;  // -1 = absent
 };
 
 inline constexpr int32_t kMaxN = 16;
