@@ -76,6 +76,8 @@ std::string HttpMetrics::Render(const Engine* engine, const std::string& model_n
         labels, double(c.total.query_tokens), "counter");
   Gauge(&out, "vllm:prefix_cache_hits_total", "Prompt tokens served from the prefix cache.", labels,
         double(c.total.hit_tokens), "counter");
+  Gauge(&out, "jisu_requests_cancelled_total", "Requests cancelled (client gone, drain).", labels,
+        double(s.num_cancelled), "counter");
   Gauge(&out, "jisu_kv_blocks_total", "KV blocks in the pool.", labels, double(p.num_blocks));
   Gauge(&out, "jisu_kv_blocks_in_use", "KV blocks referenced by requests.", labels,
         double(p.num_in_use));

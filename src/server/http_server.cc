@@ -1,6 +1,8 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <ctime>
@@ -40,6 +42,24 @@ ApiError Unavailable(const std::string& message) {
   e.http_status = 503;
   e.type = "service_unavailable";
   return e;
+}
+
+// cpp-httplib listens with a backlog of 5 (compiled into Debian's library): a burst of
+// hundreds of connects overflows it and clients see resets. Linux lets listen() be called
+// again on a listening socket to change the backlog; find ours by its port.
+void WidenListenBacklog(int port, int backlog) {
+  for (int fd = 0; fd < FD_SETSIZE; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
+    int p = -1;
+    if (addr.ss_family == AF_INET) p = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6) p = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    if (p == port) ::listen(fd, backlog);
+  }
 }
 
 }  // namespace
@@ -170,6 +190,7 @@ Status HttpServer::Start() {
     }
     port_ = options_.port;
   }
+  WidenListenBacklog(port_, 1024);
   listener_ = std::thread([this] { http_->listen_after_bind(); });
   return Status::Ok();
 }

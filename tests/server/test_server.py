@@ -294,6 +294,7 @@ def _drop_mid_stream(i):
 
 def test_disconnect_frees_kv():
     baseline = metric("jisu_kv_blocks_in_use")
+    cancelled = metric("jisu_requests_cancelled_total")
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(_drop_mid_stream, range(8)))
     deadline = time.time() + 20
@@ -304,6 +305,8 @@ def test_disconnect_frees_kv():
         time.sleep(0.1)
     assert metric("jisu_kv_blocks_in_use") == baseline, "KV blocks not freed"
     assert metric("vllm:num_requests_running") == 0
+    # Each dropped stream was cancelled (not run on to its 400 tokens).
+    assert metric("jisu_requests_cancelled_total") == cancelled + 8
     code, _ = curl("/health")
     assert code == 200
 
