@@ -32,6 +32,7 @@ struct Engine::Live {
   double submit_time;
   double first_token_time = 0;
   int64_t cached_tokens = -1;  // set when first scheduled
+  int64_t num_output_tokens = 0;
   bool stopped_by_string = false;
   std::vector<int32_t> step_tokens;  // sampled this step, not yet emitted
   std::string step_text;
@@ -42,6 +43,12 @@ struct Engine::Live {
 Status EngineOptions::Validate() const {
   JISU_RETURN_IF_ERROR(scheduler.Validate());
   if (num_threads < 0) return Status::InvalidArgument("engine: num_threads must be >= 0");
+  if (!(batch_window_ms >= 0 && batch_window_ms <= 10000)) {
+    return Status::InvalidArgument("engine: batch_window_ms must be in [0, 10000]");
+  }
+  if (max_tenant_labels < 0 || max_tenant_labels > 1024) {
+    return Status::InvalidArgument("engine: max_tenant_labels must be in [0, 1024]");
+  }
   return Status::Ok();
 }
 
@@ -79,7 +86,9 @@ Engine::Engine(const Model& model, const EngineOptions& options,
               static_cast<int32_t>(options.scheduler.block_size)),
       prefix_(&blocks_, options.prefix_cache),
       scheduler_(options.scheduler, &blocks_, &prefix_),
-      runner_(*backend_) {}
+      runner_(*backend_),
+      metrics_(&registry_, options.scheduler.block_size, backend_->num_kv_blocks(),
+               options.max_tenant_labels) {}
 
 Engine::~Engine() {
   {
@@ -134,6 +143,19 @@ PrefixCacheStats Engine::prefix_stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return prefix_snapshot_;
 }
+std::vector<TenantPrefixStats> Engine::tenant_prefix_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tenant_snapshot_;
+}
+
+void Engine::GatherArrivals(std::unique_lock<std::mutex>* lock) {
+  if (options_.batch_window_ms <= 0 || inbox_.empty() || !scheduler_.idle()) return;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double, std::milli>(options_.batch_window_ms);
+  wake_.wait_until(*lock, deadline, [&] {
+    return stop_ || static_cast<int64_t>(inbox_.size()) >= options_.scheduler.max_seqs;
+  });
+}
 
 void Engine::Loop() {
   for (;;) {
@@ -144,6 +166,8 @@ void Engine::Loop() {
       wake_.wait(lock, [&] {
         return stop_ || !inbox_.empty() || !cancels_.empty() || !scheduler_.idle();
       });
+      if (stop_) break;
+      GatherArrivals(&lock);
       if (stop_) break;
       inbox.swap(inbox_);
       cancels.swap(cancels_);
@@ -164,6 +188,7 @@ void Engine::Loop() {
         out.finished = true;
         out.finish_reason = "error";
         out.error = s;
+        metrics_.OnFinished(out.finish_reason, Now() - p.submit_time, -1, 0);
         p.callback(out);
         continue;
       }
@@ -179,6 +204,7 @@ void Engine::Loop() {
       out.finished = true;
       out.finish_reason = "cancelled";
       out.elapsed_seconds = Now() - it->second->submit_time;
+      metrics_.OnFinished(out.finish_reason, out.elapsed_seconds, -1, 0);
       it->second->callback(out);
       live_.erase(it);
     }
@@ -187,6 +213,17 @@ void Engine::Loop() {
     sched_snapshot_ = scheduler_.stats();
     pool_snapshot_ = blocks_.stats();
     prefix_snapshot_ = prefix_.stats();
+    // O(tenants): at most every 100 ms while busy, and once idle (so the last state is exact).
+    const double now = Now();
+    if (scheduler_.idle() || now - tenant_snapshot_time_ >= 0.1) {
+      tenant_snapshot_time_ = now;
+      tenant_snapshot_.resize(static_cast<size_t>(prefix_.num_tenants()));
+      for (size_t t = 0; t < tenant_snapshot_.size(); ++t) {
+        tenant_snapshot_[t] = prefix_.tenant_report(static_cast<TenantId>(t));
+      }
+    }
+    metrics_.UpdateState(sched_snapshot_, pool_snapshot_, prefix_snapshot_, blocks_,
+                         static_cast<int64_t>(inbox_.size()));
   }
   for (auto& [id, live] : live_) {
     (void)scheduler_.Cancel(id);
@@ -200,11 +237,17 @@ void Engine::Loop() {
 }
 
 void Engine::Step() {
+  const double step_start = Now();
   StepPlan plan = scheduler_.Schedule();
+  double sched_seconds = Now() - step_start;
   if (plan.empty()) return;
   for (const ScheduledSequence& s : plan.sequences) {
     Live& l = *live_.at(s.request_id);
-    if (l.cached_tokens < 0) l.cached_tokens = s.start_position;
+    if (l.cached_tokens < 0) {
+      l.cached_tokens = s.start_position;
+      metrics_.OnAdmitted(l.request.tenant, static_cast<int64_t>(l.request.prompt.size()),
+                          l.cached_tokens);
+    }
   }
   const int32_t vocab = static_cast<int32_t>(model_.config().vocab_size);
   const std::vector<int32_t>& eos = model_.eos_ids();
@@ -255,12 +298,15 @@ void Engine::Step() {
       o.finished = true;
       o.finish_reason = "error";
       o.error = out.status();
+      metrics_.OnFinished(o.finish_reason, Now() - it->second->submit_time, -1, 0);
       it->second->callback(o);
       live_.erase(it);
     }
     return;
   }
+  const double apply_start = Now();
   auto done = scheduler_.ApplyStepOutput(*out);
+  sched_seconds += Now() - apply_start;
   std::map<RequestId, FinishReason> finished;
   if (done.ok()) {
     for (const FinishedRequest& f : *done) finished[f.request_id] = f.reason;
@@ -270,10 +316,15 @@ void Engine::Step() {
     auto it = live_.find(t.request_id);
     if (it == live_.end()) continue;
     Live& l = *it->second;
-    if (l.first_token_time == 0) l.first_token_time = now;
+    if (l.first_token_time == 0) {
+      l.first_token_time = now;
+      metrics_.OnFirstToken(now - l.submit_time);
+    }
     EngineOutput o;
     o.request_id = t.request_id;
     o.token_ids.swap(l.step_tokens);
+    l.num_output_tokens += static_cast<int64_t>(o.token_ids.size());
+    metrics_.OnTokensGenerated(static_cast<int64_t>(o.token_ids.size()));
     o.text.swap(l.step_text);
     o.logprobs.swap(l.step_logprobs);
     o.num_prompt_tokens = static_cast<int64_t>(l.request.prompt.size());
@@ -289,10 +340,13 @@ void Engine::Step() {
       }
       o.finished = true;
       o.finish_reason = FinishReasonName(f->second);
+      metrics_.OnFinished(o.finish_reason, o.elapsed_seconds, o.ttft_seconds, l.num_output_tokens);
     }
     l.callback(o);
     if (o.finished) live_.erase(it);
   }
+  metrics_.OnStep(Now() - step_start, sched_seconds, plan.num_tokens(),
+                  static_cast<int64_t>(plan.sequences.size()));
 }
 
 }  // namespace jisu

@@ -16,10 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "engine/engine_metrics.h"
 #include "engine/step_runner.h"
 #include "jisu/status.h"
 #include "kv/block_pool.h"
 #include "kv/prefix_cache.h"
+#include "metrics/metrics_registry.h"
 #include "model/forward_backend.h"
 #include "model/model.h"
 #include "sampling/logits_top_n.h"
@@ -35,6 +37,13 @@ struct EngineOptions {
   int64_t kv_blocks = 0;
   PrefixCacheMode prefix_cache = PrefixCacheMode::kShared;
   int num_threads = 0;  // CPU forward-pass threads when the engine makes its backend, 0 = all
+  // --batch-window-ms: when nothing is running and a request arrives, wait up to this long
+  // (or until max_seqs requests are in) to gather more arrivals before the first step, so
+  // they are admitted together. 0: start at once.
+  double batch_window_ms = 0;
+  // Per-tenant metric series: tenants 0 .. max_tenant_labels-1 get their own label, the rest
+  // share tenant="other" (bounds the cardinality of /metrics).
+  int max_tenant_labels = 16;
   Status Validate() const;
 };
 
@@ -92,12 +101,23 @@ class Engine {
   SchedulerStats scheduler_stats() const;
   BlockPoolStats pool_stats() const;
   PrefixCacheStats prefix_stats() const;
+  // Per tenant that has looked up the prefix cache: hit tokens / prompt tokens and cached blocks
+  // it alone owns (see PrefixCache::tenant_report); refreshed every 100 ms while busy and
+  // whenever the engine goes idle.
+  std::vector<TenantPrefixStats> tenant_prefix_stats() const;
+
+  // The engine's metrics (engine_metrics.h), updated by the loop thread; thread-safe to read.
+  MetricsRegistry& metrics() { return registry_; }
+  // Prometheus text exposition (format 0.0.4) for GET /metrics.
+  std::string MetricsText() const { return registry_.TextExposition(); }
 
  private:
   struct Live;  // per-request state owned by the loop thread
   Engine(const Model& model, const EngineOptions& options, std::unique_ptr<ForwardBackend> backend);
   void Loop();
   void Step();
+  // --batch-window-ms: called with mu_ held when the loop wakes with arrivals while idle.
+  void GatherArrivals(std::unique_lock<std::mutex>* lock);
 
   const Model& model_;
   EngineOptions options_;
@@ -106,6 +126,8 @@ class Engine {
   PrefixCache prefix_;
   Scheduler scheduler_;
   StepRunner runner_;
+  MetricsRegistry registry_;
+  EngineMetrics metrics_;  // loop thread only (the registry it writes to is thread-safe)
 
   mutable std::mutex mu_;  // guards the inbox, the counters and the stats snapshots
   std::condition_variable wake_;
@@ -122,6 +144,8 @@ class Engine {
   SchedulerStats sched_snapshot_;
   BlockPoolStats pool_snapshot_;
   PrefixCacheStats prefix_snapshot_;
+  std::vector<TenantPrefixStats> tenant_snapshot_;
+  double tenant_snapshot_time_ = 0;
 
   std::map<RequestId, std::unique_ptr<Live>> live_;  // loop thread only
   std::thread thread_;

@@ -46,7 +46,25 @@ void BlockPool::Uncache(int32_t b) {
   (void)erased;
   cached_[b] = 0;
   retain_[b] = 0;
+  AccountOwner(owner_[b], -1);
   owner_[b] = kMultiTenant;
+}
+
+void BlockPool::AccountOwner(TenantId owner, int64_t delta) {
+  if (owner == kMultiTenant) {
+    num_cached_multi_tenant_ += delta;
+    return;
+  }
+  if (static_cast<size_t>(owner) >= cached_by_tenant_.size()) {
+    cached_by_tenant_.resize(static_cast<size_t>(owner) + 1, 0);  // once per new tenant
+  }
+  cached_by_tenant_[static_cast<size_t>(owner)] += delta;
+}
+
+int64_t BlockPool::num_cached_owned_by(TenantId tenant) const {
+  if (tenant == kMultiTenant) return num_cached_multi_tenant_;
+  if (tenant < 0 || static_cast<size_t>(tenant) >= cached_by_tenant_.size()) return 0;
+  return cached_by_tenant_[static_cast<size_t>(tenant)];
 }
 
 int32_t BlockPool::TakeOne() {
@@ -139,6 +157,8 @@ bool BlockPool::AcquireCached(int32_t b, TenantId tenant) {
   }
   ++ref_[b];
   if (owner_[b] != kMultiTenant && owner_[b] != tenant) {
+    AccountOwner(owner_[b], -1);
+    AccountOwner(kMultiTenant, +1);
     owner_[b] = kMultiTenant;
     return true;
   }
@@ -162,6 +182,7 @@ BlockPool::RegisterResult BlockPool::RegisterCached(int32_t b, uint64_t hash, ui
   parent_hash_[b] = parent_hash;
   salt_hash_[b] = salt_hash;
   owner_[b] = tenant;
+  AccountOwner(tenant, +1);
   std::copy(tokens.begin(), tokens.end(), tokens_.begin() + static_cast<size_t>(b) * block_size_);
   return RegisterResult::kRegistered;
 }
@@ -208,6 +229,21 @@ Status BlockPool::CheckInvariants() const {
   if (n_free != num_free() || n_use != num_in_use_ || n_evict != policy_->size() ||
       n_cached != index_.size()) {
     return Status::Internal("block pool counters disagree with block states");
+  }
+  std::vector<int64_t> by_tenant(cached_by_tenant_.size(), 0);
+  int64_t multi = 0;
+  for (int32_t b = 0; b < num_blocks_; ++b) {
+    if (!cached_[b]) continue;
+    if (owner_[b] == kMultiTenant) {
+      ++multi;
+    } else if (owner_[b] < 0 || static_cast<size_t>(owner_[b]) >= by_tenant.size()) {
+      return Status::Internal("cached block " + std::to_string(b) + " has an unaccounted owner");
+    } else {
+      ++by_tenant[static_cast<size_t>(owner_[b])];
+    }
+  }
+  if (multi != num_cached_multi_tenant_ || by_tenant != cached_by_tenant_) {
+    return Status::Internal("per-tenant cached-block counts disagree with block owners");
   }
   return Status::Ok();
 }

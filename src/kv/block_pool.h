@@ -98,6 +98,9 @@ class BlockPool {
   // block once it is reused across tenants).
   void SetRetain(int32_t block_id);
   TenantId owner(int32_t block_id) const { return owner_[block_id]; }
+  // Cached blocks (in use or evictable) owned by `tenant` alone; kMultiTenant: those used by
+  // several tenants. O(1): kept up to date as blocks are registered, shared and uncached.
+  int64_t num_cached_owned_by(TenantId tenant) const;
   std::span<const int32_t> cached_tokens(int32_t block_id) const {
     return {tokens_.data() + static_cast<size_t>(block_id) * block_size_,
             static_cast<size_t>(block_size_)};
@@ -110,6 +113,7 @@ class BlockPool {
   enum class State : uint8_t { kFree, kInUse, kEvictable };
   int32_t TakeOne();  // precondition: a block is free or evictable
   void Uncache(int32_t block_id);
+  void AccountOwner(TenantId owner, int64_t delta);
 
   int32_t num_blocks_;
   int32_t block_size_;
@@ -127,6 +131,8 @@ class BlockPool {
   BlockHashIndex index_;         // hash -> block id of cached blocks
   int64_t num_in_use_ = 0;
   int64_t num_evictions_ = 0;
+  std::vector<int64_t> cached_by_tenant_;  // [tenant] cached blocks owned by that tenant alone
+  int64_t num_cached_multi_tenant_ = 0;
 };
 
 }  // namespace jisu

@@ -106,4 +106,21 @@ PrefixHitStats PrefixCache::tenant_stats(TenantId tenant) const {
   return tenant_stats_[tenant];
 }
 
+TenantPrefixStats PrefixCache::tenant_report(TenantId tenant) const {
+  TenantPrefixStats r;
+  r.tenant = tenant;
+  r.hits = tenant_stats(tenant);
+  r.cached_blocks = pool_->num_cached_owned_by(tenant);
+  return r;
+}
+
+std::vector<TenantPrefixStats> PrefixCache::tenant_reports() const {
+  std::vector<TenantPrefixStats> out;
+  out.reserve(tenant_stats_.size());
+  for (size_t t = 0; t < tenant_stats_.size(); ++t) {
+    out.push_back(tenant_report(static_cast<TenantId>(t)));
+  }
+  return out;
+}
+
 }  // namespace jisu

@@ -52,6 +52,14 @@ struct PrefixCacheStats {
   int64_t evictions = 0;          // from the pool
 };
 
+// One tenant's view: its lookups and the cached blocks it alone owns (blocks shared by several
+// tenants are counted under kMultiTenant; see BlockPool::num_cached_owned_by).
+struct TenantPrefixStats {
+  TenantId tenant = 0;
+  PrefixHitStats hits;
+  int64_t cached_blocks = 0;
+};
+
 class PrefixCache {
  public:
   // `pool` must outlive this object.
@@ -76,6 +84,12 @@ class PrefixCache {
   PrefixCacheStats stats() const;
   // Zeros for a tenant never looked up.
   PrefixHitStats tenant_stats(TenantId tenant) const;
+  // Hit stats and cached blocks of `tenant` (kMultiTenant: blocks shared by several tenants,
+  // no hits); tenant_reports(): every tenant that has looked up, in id order (allocates).
+  TenantPrefixStats tenant_report(TenantId tenant) const;
+  std::vector<TenantPrefixStats> tenant_reports() const;
+  // 1 + the largest tenant id that has looked up (0 if none).
+  int64_t num_tenants() const { return static_cast<int64_t>(tenant_stats_.size()); }
 
  private:
   // Shared mode: records that `tenant` committed private block `hash`; returns true if a

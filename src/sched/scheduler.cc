@@ -123,6 +123,12 @@ Status Scheduler::AddRequest(NewRequest request) {
   return Status::Ok();
 }
 
+int64_t Scheduler::ReservedTokens(const SchedRequest& r) const {
+  if (!options_.kv_prealloc) return r.num_tokens();
+  return std::max(r.num_tokens(),
+                  std::min(r.num_prompt_tokens + r.max_tokens, options_.max_model_len));
+}
+
 int64_t Scheduler::TokensToSchedule(const SchedRequest& r, int64_t budget) const {
   const int64_t pending = r.num_tokens() - r.num_computed_tokens;
   assert(pending >= 1);
@@ -170,7 +176,8 @@ bool Scheduler::TryAdmit(SchedRequest* r, int64_t budget, int64_t* num_tokens) {
     r->num_computed_tokens = r->num_committed_blocks * options_.block_size;
   }
   const int64_t n = TokensToSchedule(*r, budget);
-  if (n == 0 || !GrowTable(r, r->num_computed_tokens + n)) {
+  const int64_t end = options_.kv_prealloc ? ReservedTokens(*r) : r->num_computed_tokens + n;
+  if (n == 0 || !GrowTable(r, end)) {
     ReleaseBlocks(r);  // drops the prefix hit's references
     return false;
   }
@@ -366,16 +373,15 @@ SchedulerStats Scheduler::stats() const {
   s.num_running = static_cast<int64_t>(running_.size());
   s.num_waiting = static_cast<int64_t>(waiting_.size());
   s.kv_usage = pool_->stats().Usage();
-  std::vector<int64_t> tokens, blocks;
-  tokens.reserve(running_.size());
-  blocks.reserve(running_.size());
+  // BlockPool::Fragmentation's formula, without temporaries (the engine calls this every step).
+  // Slots reserved for this step's tokens count as used: they are filled by the forward pass.
+  int64_t slots = 0, used = 0;
   for (const SchedRequest* r : running_) {
-    // Slots reserved for this step's tokens count as used: they are filled by the forward pass.
-    tokens.push_back(std::min<int64_t>(
-        r->num_tokens(), static_cast<int64_t>(r->block_table.size()) * options_.block_size));
-    blocks.push_back(static_cast<int64_t>(r->block_table.size()));
+    const int64_t n = static_cast<int64_t>(r->block_table.size()) * options_.block_size;
+    slots += n;
+    used += std::min<int64_t>(r->num_tokens(), n);
   }
-  s.kv_fragmentation = BlockPool::Fragmentation(tokens, blocks, options_.block_size);
+  s.kv_fragmentation = slots > 0 ? double(slots - used) / double(slots) : 0.0;
   return s;
 }
 
@@ -401,7 +407,7 @@ Status Scheduler::CheckInvariants() const {
     }
     const int64_t n = static_cast<int64_t>(r->block_table.size());
     if (n < BlocksForTokens(r->num_computed_tokens, options_.block_size) ||
-        n > BlocksForTokens(r->num_tokens(), options_.block_size)) {
+        n > BlocksForTokens(ReservedTokens(*r), options_.block_size)) {
       return fail(*r, "block table does not fit num_computed_tokens / num_tokens");
     }
     if (r->num_committed_blocks != r->num_computed_tokens / options_.block_size) {

@@ -102,6 +102,9 @@ class Scheduler {
     int64_t num_tokens;
   };
 
+  // Tokens whose KV `r` may hold: its current tokens, or with kv_prealloc its whole possible
+  // length min(prompt + max_tokens, max_model_len).
+  int64_t ReservedTokens(const SchedRequest& r) const;
   // Tokens to feed `r` this step given `budget` (0: none fit).
   int64_t TokensToSchedule(const SchedRequest& r, int64_t budget) const;
   // Grows r's table to cover [0, end); false (no change) if the pool cannot.

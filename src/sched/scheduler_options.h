@@ -21,6 +21,10 @@ struct SchedulerOptions {
   // With chunked prefill, at most this many tokens per request per step (0: no cap but the
   // budget), so that several long prompts share a step instead of one taking it all.
   int64_t max_chunk_tokens = 0;
+  // --kv-prealloc, for comparison studies only: admission reserves the blocks of the request's
+  // whole possible length, min(prompt + max_tokens, max_model_len), up front, as a server with
+  // static per-request KV allocation would. Running requests then never grow nor get preempted.
+  bool kv_prealloc = false;
   int64_t block_size = 16;       // must equal the BlockPool's
   int64_t max_model_len = 4096;  // prompt + generated tokens per request
 
