@@ -492,22 +492,15 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
   if (auto err = run->Submit(prompts)) return SetError(res, *err);
   if (!g->stream) {
     auto [status, body] = run->Collect();
-    if (status == 200) ctx.metrics->CountTokens(run->prompt_tokens(), run->completion_tokens());
     res.status = status;
     res.set_content(body.dump() + "\n", "application/json");
     return;
   }
   res.set_header("Cache-Control", "no-cache");
-  HttpMetrics* metrics = ctx.metrics;
   // The provider owns the run; the releaser cancels what is
   // left if the connection ends before the provider finished (client gone, server stopping).
   res.set_chunked_content_provider(
-      "text/event-stream",
-      [run, metrics](size_t, httplib::DataSink& sink) {
-        const bool ok = run->Stream(sink);
-        if (ok) metrics->CountTokens(run->prompt_tokens(), run->completion_tokens());
-        return ok;
-      },
+      "text/event-stream", [run](size_t, httplib::DataSink& sink) { return run->Stream(sink); },
       [run](bool) { run->CancelUnfinished(); });
 }
 

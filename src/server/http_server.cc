@@ -151,11 +151,7 @@ void HttpServer::Install() {
     res.set_content("ok\n", "text/plain");
   });
   svr.Get("/metrics", [impl](const httplib::Request&, httplib::Response& res) {
-    const bool ready = impl->ready;
-    res.set_content(
-        impl->metrics.Render(ready ? impl->served.engine : nullptr, ready ? impl->served.name : "",
-                             impl->served.kv_block_size, impl->in_flight.load()),
-        "text/plain; version=0.0.4");
+    res.set_content(impl->metrics.Render(impl->in_flight.load()), MetricsRegistry::kContentType);
   });
   svr.Get("/v1/models", [impl](const httplib::Request&, httplib::Response& res) {
     if (!impl->ready) return SetError(res, Unavailable("the model is still loading"));
@@ -207,6 +203,7 @@ Status HttpServer::SetReady(const ServedModel& served) {
   impl_->ctx.served = &impl_->served;
   impl_->ctx.chat_template = impl_->chat_template.get();
   impl_->ctx.metrics = &impl_->metrics;
+  impl_->metrics.Attach(served.engine);
   impl_->ctx.live = &impl_->live;
   impl_->ctx.in_flight = &impl_->in_flight;
   impl_->ready = true;

@@ -196,11 +196,12 @@ TEST_F(HttpServerTest, MetricsHaveGatewayNames) {
   ASSERT_TRUE(Client().Get("/health"));  // counted once its answer is written
   auto r = Client().Get("/metrics");
   ASSERT_TRUE(r);
-  EXPECT_NE(r->body.find("jisu_http_requests_total{endpoint=\"/health\",status=\"200\"} 1"),
-            std::string::npos);
-  for (const char* name :
-       {"vllm:num_requests_running{", "vllm:num_requests_waiting{", "vllm:gpu_cache_usage_perc{",
-        "vllm:kv_cache_usage_perc{", "jisu_http_requests_total{"}) {
+  EXPECT_NE(r->body.find("jisu:http_requests_total{endpoint=\"/health\",status=\"200\"} 1"),
+            std::string::npos)
+      << r->body;
+  for (const char* name : {"\nvllm:num_requests_running ", "\nvllm:num_requests_waiting ",
+                           "\nvllm:gpu_cache_usage_perc ", "\nvllm:kv_cache_usage_perc ",
+                           "\njisu:http_requests_total{", "\njisu:http_requests_in_flight "}) {
     EXPECT_NE(r->body.find(name), std::string::npos) << name;
   }
 }

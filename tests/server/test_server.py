@@ -54,9 +54,10 @@ def client():
     return openai.OpenAI(base_url=base() + "/v1", api_key="unused", max_retries=0, timeout=120)
 
 
-def metric(name):
+def metric(name, labels=""):
     text = urllib.request.urlopen(base() + "/metrics", timeout=10).read().decode()
-    m = re.search(r"^%s(\{[^}]*\})? ([0-9.eE+-]+)$" % re.escape(name), text, re.M)
+    m = re.search(r"^%s(\{[^}]*%s[^}]*\})? ([0-9.eE+-]+)$" % (re.escape(name), re.escape(labels)),
+                  text, re.M)
     assert m, "metric %s missing" % name
     return float(m.group(2))
 
@@ -78,7 +79,7 @@ def test_health_models_metrics():
     assert code == 200
     for name in ("vllm:num_requests_running", "vllm:num_requests_waiting",
                  "vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"):
-        assert re.search(r"^%s\{" % re.escape(name), body, re.M), name
+        assert re.search(r"^%s[{ ]" % re.escape(name), body, re.M), name
 
 
 def test_curl_chat_and_completion():
@@ -293,20 +294,20 @@ def _drop_mid_stream(i):
 
 
 def test_disconnect_frees_kv():
-    baseline = metric("jisu_kv_blocks_in_use")
-    cancelled = metric("jisu_requests_cancelled_total")
+    baseline = metric("jisu:kv_blocks_in_use")
+    cancelled = metric("jisu:requests_finished_total", 'finished_reason="cancelled"')
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(_drop_mid_stream, range(8)))
     deadline = time.time() + 20
     while time.time() < deadline:
-        if (metric("jisu_kv_blocks_in_use") == baseline
+        if (metric("jisu:kv_blocks_in_use") == baseline
                 and metric("vllm:num_requests_running") == 0):
             break
         time.sleep(0.1)
-    assert metric("jisu_kv_blocks_in_use") == baseline, "KV blocks not freed"
+    assert metric("jisu:kv_blocks_in_use") == baseline, "KV blocks not freed"
     assert metric("vllm:num_requests_running") == 0
     # Each dropped stream was cancelled (not run on to its 400 tokens).
-    assert metric("jisu_requests_cancelled_total") == cancelled + 8
+    assert metric("jisu:requests_finished_total", 'finished_reason="cancelled"') == cancelled + 8
     code, _ = curl("/health")
     assert code == 200
 
