@@ -25,6 +25,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterBench(app);
   RegisterBenchEngine(app);
   RegisterServe(app);
+  RegisterMakeModel(app);
   RegisterInfo(app);
 }
 
