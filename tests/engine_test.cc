@@ -179,16 +179,19 @@ double Sample(const std::string& text, const std::string& series) {
 }
 
 // The loop updates gauges after the outputs of a step are delivered: wait for the state after.
+// The stats are snapshots the loop refreshes after its step, a little after the callbacks;
+// a loaded CI machine can take seconds, so wait generously and say so if it never happens.
 void WaitIdle(Engine& e, int64_t finished) {
-  for (int i = 0; i < 5000; ++i) {
+  for (int i = 0; i < 60000; ++i) {
     const std::string text = e.MetricsText();
     if (Sample(text, "vllm:num_requests_running") == 0 &&
         Sample(text, "jisu:requests_finished_total{finished_reason=\"length\"}") == finished &&
-        e.scheduler_stats().num_running == 0) {
+        e.scheduler_stats().num_running == 0 && e.scheduler_stats().num_finished >= finished) {
       return;
     }
     std::this_thread::sleep_for(1ms);
   }
+  ADD_FAILURE() << "engine not idle with " << finished << " finished requests after 60 s";
 }
 
 TEST_F(EngineTest, MetricsAfterRequests) {
