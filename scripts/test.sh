@@ -8,6 +8,9 @@ export PATH="$PWD/.venv/bin:$PATH"
 cmake --build build
 (cd build && ctest --output-on-failure -j2)
 
+# jisu serve driven by curl and the openai client (tests/server).
+for t in tests/server/test_*.py; do .venv/bin/python "$t"; done
+
 if [ "${JISU_SKIP_SANITIZE:-0}" != "1" ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJISU_SANITIZE=ON
   cmake --build build-asan --target jisu_tests jisu

@@ -25,6 +25,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterBench(app);
   RegisterBenchEngine(app);
   RegisterLoadgen(app);
+  RegisterServe(app);
   RegisterInfo(app);
 }
 

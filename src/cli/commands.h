@@ -25,5 +25,6 @@ void RegisterBench(CLI::App& app);
 void RegisterConvert(CLI::App& app);
 void RegisterBenchEngine(CLI::App& app);
 void RegisterLoadgen(CLI::App& app);
+void RegisterServe(CLI::App& app);
 
 }  // namespace jisu::cli

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "model/cpu_backend.h"
 #include "tokenizer/tokenizer.h"
@@ -34,6 +35,8 @@ struct Engine::Live {
   bool stopped_by_string = false;
   std::vector<int32_t> step_tokens;  // sampled this step, not yet emitted
   std::string step_text;
+  std::vector<SampledLogprobs> step_logprobs;
+  std::vector<float> raw_logits;  // logprob requests: the row before Sample overwrites it
 };
 
 Status EngineOptions::Validate() const {
@@ -209,7 +212,22 @@ void Engine::Step() {
     Live& l = *live_.at(id);
     const SchedRequest* r = scheduler_.Find(id);
     SampledToken t;
+    const int32_t top_n = l.request.top_logprobs;
+    SampledLogprobs lp;
+    float lse = 0;
+    if (top_n >= 0) {
+      lse = LogSumExp(logits, vocab);
+      LogitsTopN(logits, vocab, top_n, &lp.top);
+      l.raw_logits.assign(logits, logits + vocab);
+    }
     t.token_id = l.sampler.Sample(logits, vocab, r->prompt(), r->output());
+    if (top_n >= 0) {
+      const float raw = l.raw_logits[static_cast<size_t>(t.token_id)];
+      lp.token_id = t.token_id;
+      lp.logprob = raw > -std::numeric_limits<float>::infinity() ? raw - lse
+                                                                  : -std::numeric_limits<float>::infinity();
+      l.step_logprobs.push_back(std::move(lp));
+    }
     if (!l.request.sampling.ignore_eos &&
         std::find(eos.begin(), eos.end(), t.token_id) != eos.end()) {
       t.finished = true;
@@ -256,6 +274,7 @@ void Engine::Step() {
     o.request_id = t.request_id;
     o.token_ids.swap(l.step_tokens);
     o.text.swap(l.step_text);
+    o.logprobs.swap(l.step_logprobs);
     o.num_prompt_tokens = static_cast<int64_t>(l.request.prompt.size());
     o.num_cached_prompt_tokens = std::max<int64_t>(0, l.cached_tokens);
     o.ttft_seconds = l.first_token_time - l.submit_time;

@@ -22,6 +22,7 @@
 #include "kv/prefix_cache.h"
 #include "model/forward_backend.h"
 #include "model/model.h"
+#include "sampling/logits_top_n.h"
 #include "sampling/sampler.h"
 #include "sched/scheduler.h"
 
@@ -44,6 +45,15 @@ struct EngineRequest {
   int32_t priority = 0;
   std::string cache_salt;
   int64_t num_shared_prefix_tokens = 0;  // leading system/developer tokens
+  // Logprob reporting (OpenAI logprobs/top_logprobs): -1 = off; n >= 0 = each sampled token's
+  // log-probability plus the n most likely alternatives, from the model's raw distribution.
+  int32_t top_logprobs = -1;
+};
+
+struct SampledLogprobs {
+  int32_t token_id = 0;
+  float logprob = 0;
+  std::vector<TokenLogprob> top;  // most likely first
 };
 
 struct EngineOutput {
@@ -57,6 +67,7 @@ struct EngineOutput {
   int64_t num_cached_prompt_tokens = 0;  // served from the prefix cache at admission
   double ttft_seconds = 0;               // submit -> first token (set from the first token on)
   double elapsed_seconds = 0;            // submit -> this output
+  std::vector<SampledLogprobs> logprobs;  // one per token_ids entry when top_logprobs >= 0
 };
 
 using OutputCallback = std::function<void(const EngineOutput&)>;

@@ -1,0 +1,207 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "server/generation_handler.h"
+#include "server/openai_protocol.h"
+
+namespace jisu::server {
+
+struct HttpServer::Impl {
+  ServerOptions options;
+  HttpMetrics metrics;
+  LiveRequests live;
+  std::mutex mu;  // guards ready/draining transitions
+  std::atomic<bool> ready{false};
+  std::atomic<bool> draining{false};
+  std::atomic<int64_t> in_flight{0};
+  ServedModel served;
+  std::unique_ptr<ChatTemplate> chat_template;
+  GenerationContext ctx;
+  int64_t created = static_cast<int64_t>(std::time(nullptr));
+};
+
+namespace {
+
+// Bounded label set for the request counters.
+std::string EndpointLabel(const std::string& path) {
+  for (const char* known : {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health",
+                            "/metrics"}) {
+    if (path == known) return known;
+  }
+  return "other";
+}
+
+ApiError Unavailable(const std::string& message) {
+  ApiError e = ApiError::BadRequest(message);
+  e.http_status = 503;
+  e.type = "service_unavailable";
+  return e;
+}
+
+}  // namespace
+
+Status ServerOptions::Validate() const {
+  if (port < 0 || port > 65535) return Status::InvalidArgument("--port must be in [0, 65535]");
+  // cpp-httplib waits on sockets with select(): descriptors must stay below FD_SETSIZE.
+  if (max_connections < 1 || max_connections > 900) {
+    return Status::InvalidArgument("--max-connections must be in [1, 900]");
+  }
+  if (max_body_bytes < 1024) return Status::InvalidArgument("--max-body-bytes must be >= 1024");
+  if (read_timeout_s < 1 || write_timeout_s < 1 || keep_alive_timeout_s < 1) {
+    return Status::InvalidArgument("timeouts must be >= 1 second");
+  }
+  if (keep_alive_max_requests < 1) {
+    return Status::InvalidArgument("keep-alive request count must be >= 1");
+  }
+  return Status::Ok();
+}
+
+HttpServer::HttpServer(ServerOptions options)
+    : options_(std::move(options)),
+      http_(std::make_unique<httplib::Server>()),
+      impl_(std::make_unique<Impl>()) {
+  impl_->options = options_;
+  Install();
+}
+
+HttpServer::~HttpServer() {
+  if (listener_.joinable()) Shutdown(0);
+}
+
+int64_t HttpServer::num_in_flight() const { return impl_->in_flight.load(); }
+
+void HttpServer::Install() {
+  Impl* impl = impl_.get();
+  httplib::Server& svr = *http_;
+  const size_t threads = static_cast<size_t>(options_.max_connections);
+  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  svr.set_payload_max_length(options_.max_body_bytes);
+  svr.set_read_timeout(options_.read_timeout_s, 0);
+  svr.set_write_timeout(options_.write_timeout_s, 0);
+  svr.set_keep_alive_timeout(options_.keep_alive_timeout_s);
+  svr.set_keep_alive_max_count(static_cast<size_t>(options_.keep_alive_max_requests));
+
+  svr.set_pre_routing_handler([impl](const httplib::Request& req, httplib::Response& res) {
+    if (impl->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    if (BearerMatches(req.get_header_value("Authorization"), impl->options.api_key)) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    ApiError e = ApiError::BadRequest("Incorrect or missing API key (Authorization: Bearer ...)");
+    e.http_status = 401;
+    e.code = "invalid_api_key";
+    SetError(res, e);
+    res.set_header("WWW-Authenticate", "Bearer");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Errors cpp-httplib produces itself (unknown path, body too large, bad request line) get
+  // OpenAI's shape too.
+  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    ApiError e = ApiError::BadRequest("");
+    e.http_status = res.status;
+    if (res.status == 404) {
+      e.message = "no such endpoint: " + req.method + " " + req.path;
+      e.code = "not_found";
+    } else if (res.status == 413) {
+      e.message = "the request body is too large";
+      if (req.get_header_value("Content-Type").find("form-urlencoded") != std::string::npos) {
+        e.message += " for a form (8 KiB); send Content-Type: application/json";
+      }
+    } else {
+      e.message = "HTTP error " + std::to_string(res.status);
+    }
+    res.set_content(e.ToJson().dump() + "\n", "application/json");
+  });
+  svr.set_logger([impl](const httplib::Request& req, const httplib::Response& res) {
+    impl->metrics.CountRequest(EndpointLabel(req.path), res.status);
+  });
+
+  svr.Get("/health", [impl](const httplib::Request&, httplib::Response& res) {
+    if (!impl->ready || impl->draining) {
+      res.status = 503;
+      res.set_content(impl->draining ? "draining\n" : "loading\n", "text/plain");
+      return;
+    }
+    res.set_content("ok\n", "text/plain");
+  });
+  svr.Get("/metrics", [impl](const httplib::Request&, httplib::Response& res) {
+    const bool ready = impl->ready;
+    res.set_content(impl->metrics.Render(ready ? impl->served.engine : nullptr,
+                                         ready ? impl->served.name : "", impl->served.kv_block_size,
+                                         impl->in_flight.load()),
+                    "text/plain; version=0.0.4");
+  });
+  svr.Get("/v1/models", [impl](const httplib::Request&, httplib::Response& res) {
+    if (!impl->ready) return SetError(res, Unavailable("the model is still loading"));
+    nlohmann::json model = {{"id", impl->served.name},
+                            {"object", "model"},
+                            {"created", impl->created},
+                            {"owned_by", "jisu"},
+                            {"max_model_len", impl->served.max_model_len}};
+    res.set_content(nlohmann::json{{"object", "list"}, {"data", {model}}}.dump() + "\n",
+                    "application/json");
+  });
+  auto generation = [impl](Endpoint endpoint) {
+    return [impl, endpoint](const httplib::Request& req, httplib::Response& res) {
+      if (!impl->ready) return SetError(res, Unavailable("the model is still loading"));
+      if (impl->draining) return SetError(res, Unavailable("the server is shutting down"));
+      HandleGeneration(req, res, endpoint, impl->ctx);
+    };
+  };
+  svr.Post("/v1/chat/completions", generation(Endpoint::kChat));
+  svr.Post("/v1/completions", generation(Endpoint::kCompletion));
+}
+
+Status HttpServer::Start() {
+  JISU_RETURN_IF_ERROR(options_.Validate());
+  if (options_.port == 0) {
+    port_ = http_->bind_to_any_port(options_.host);
+    if (port_ <= 0) return Status::IoError("cannot bind to " + options_.host);
+  } else {
+    if (!http_->bind_to_port(options_.host, options_.port)) {
+      return Status::IoError("cannot bind to " + options_.host + ":" +
+                             std::to_string(options_.port) + " (in use, or no permission)");
+    }
+    port_ = options_.port;
+  }
+  listener_ = std::thread([this] { http_->listen_after_bind(); });
+  return Status::Ok();
+}
+
+Status HttpServer::SetReady(const ServedModel& served) {
+  if (!served.model || !served.engine) return Status::InvalidArgument("no model or engine");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->served = served;
+  if (!served.model->chat_template().empty()) {
+    auto tmpl = ChatTemplate::Parse(served.model->chat_template());
+    if (!tmpl.ok()) return tmpl.status().WithContext("model chat template");
+    impl_->chat_template = std::move(*tmpl);
+  }
+  impl_->ctx.served = &impl_->served;
+  impl_->ctx.chat_template = impl_->chat_template.get();
+  impl_->ctx.metrics = &impl_->metrics;
+  impl_->ctx.live = &impl_->live;
+  impl_->ctx.in_flight = &impl_->in_flight;
+  impl_->ready = true;
+  return Status::Ok();
+}
+
+void HttpServer::Shutdown(double drain_seconds) {
+  impl_->draining = true;
+  http_->stop();  // closes the listening socket; connection threads run on
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(std::max(0.0, drain_seconds));
+  while (impl_->in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (impl_->ready && impl_->in_flight.load() > 0) impl_->live.CancelAll(impl_->served.engine);
+  if (listener_.joinable()) listener_.join();  // joins the connection threads
+}
+
+}  // namespace jisu::server
