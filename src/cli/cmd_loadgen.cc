@@ -46,6 +46,7 @@ struct LoadgenFlags {
   double timeout = 600;
   std::string workload_dir = JISU_SOURCE_DIR "/bench/workload";
   std::string out;
+  std::string save_requests;
   std::string label;
 };
 
@@ -113,6 +114,11 @@ Status RunLoadgen(const LoadgenFlags& f) {
   bodies.reserve(specs.size());
   for (const RequestSpec& s : specs) bodies.push_back(BuildRequestBody(s, body));
 
+  if (!f.save_requests.empty()) {
+    std::ofstream out(f.save_requests);
+    for (const std::string& b : bodies) out << b << "\n";
+    if (!out) return Status::IoError("cannot write --save-requests " + f.save_requests);
+  }
   RunOptions run;
   if (f.rate > 0) run.arrivals = PoissonArrivals(specs.size(), f.rate, f.seed);
   run.max_concurrency = f.concurrency;
@@ -217,6 +223,8 @@ void RegisterLoadgen(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--workload-dir", flags->workload_dir, "Corpus folder")->capture_default_str();
   sub->add_option("--out", flags->out, "Write the report as JSON here");
+  sub->add_option("--save-requests", flags->save_requests,
+                  "Write the request bodies here, one JSON per line (to replay elsewhere)");
   sub->add_option("--label", flags->label, "Free text stored in the JSON");
   sub->callback([flags] { ReportStatus(RunLoadgen(*flags)); });
 }
