@@ -32,15 +32,15 @@ TEST(LoadgenRunner, ConcurrencyCapAndArrivalTimes) {
   // Open loop: nothing starts before its arrival time.
   peak = 0;
   RunOptions open;
-  open.arrivals = {0.01, 0.05, 0.05, 0.12};
+  open.arrivals = {0.0, 0.2, 0.2, 0.4};  // gaps far above the 30 ms requests
   RunOutcome b = RunLoad(4, open, send);
   ASSERT_EQ(b.results.size(), 4u);
   for (size_t i = 0; i < 4; ++i) EXPECT_GE(b.results[i].start_s, open.arrivals[i]);
-  EXPECT_EQ(peak.load(), 2);  // the two at 50 ms overlap; the others do not
+  EXPECT_EQ(peak.load(), 2);  // the two at 200 ms overlap; the others do not
 
   // --duration: requests arriving after it are not started.
   RunOptions cut = open;
-  cut.duration_s = 0.08;
+  cut.duration_s = 0.3;
   RunOutcome c = RunLoad(4, cut, send);
   EXPECT_EQ(c.results.size(), 3u);
   EXPECT_EQ(c.not_started, 1u);
