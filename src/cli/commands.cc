@@ -24,6 +24,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterConvert(app);
   RegisterBench(app);
   RegisterBenchEngine(app);
+  RegisterLoadgen(app);
   RegisterServe(app);
   RegisterMakeModel(app);
   RegisterBenchMatMul(app);

@@ -24,6 +24,7 @@ void RegisterPerplexity(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterConvert(CLI::App& app);
 void RegisterBenchEngine(CLI::App& app);
+void RegisterLoadgen(CLI::App& app);
 void RegisterServe(CLI::App& app);
 void RegisterMakeModel(CLI::App& app);
 void RegisterBenchMatMul(CLI::App& app);
