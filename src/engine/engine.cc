@@ -112,6 +112,11 @@ Result<RequestId> Engine::Submit(EngineRequest request, OutputCallback on_output
     if (id < 0 || id >= vocab) return Status::InvalidArgument("prompt token id out of range");
   }
   if (request.sampling.max_tokens < 1) return Status::InvalidArgument("max_tokens must be >= 1");
+  // Per-tenant state is indexed by id: only interned (small, dense) ids are accepted.
+  if (request.tenant < 0 || request.tenant >= tenants_.max_tenants()) {
+    return Status::InvalidArgument("tenant id " + std::to_string(request.tenant) +
+                                   " out of range (intern user names with InternTenant)");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (stop_) return Status::ResourceExhausted("engine is shutting down");
   if (static_cast<int64_t>(inbox_.size()) + sched_snapshot_.num_waiting >=

@@ -18,6 +18,7 @@
 
 #include "engine/engine_metrics.h"
 #include "engine/step_runner.h"
+#include "engine/tenant_registry.h"
 #include "jisu/status.h"
 #include "kv/block_pool.h"
 #include "kv/prefix_cache.h"
@@ -98,6 +99,8 @@ class Engine {
   void Cancel(RequestId request_id);
 
   const ForwardBackend& backend() const { return *backend_; }
+  // The dense tenant id for an external user name (EngineRequest.tenant); thread-safe.
+  TenantId InternTenant(std::string_view user) { return tenants_.Intern(user); }
   SchedulerStats scheduler_stats() const;
   BlockPoolStats pool_stats() const;
   PrefixCacheStats prefix_stats() const;
@@ -122,6 +125,7 @@ class Engine {
   const Model& model_;
   EngineOptions options_;
   std::unique_ptr<ForwardBackend> backend_;
+  TenantRegistry tenants_;
   BlockPool blocks_;
   PrefixCache prefix_;
   Scheduler scheduler_;

@@ -216,7 +216,7 @@ class GenerationRun {
                                                         : 16;
         r.sampling.max_tokens = static_cast<int32_t>(std::min(want, room));
         if (r.sampling.seed && i > 0) r.sampling.seed = *r.sampling.seed + uint64_t(i);
-        r.tenant = TenantForUser(g_.user);
+        r.tenant = engine.InternTenant(g_.user);
         r.num_shared_prefix_tokens = prompts[p].num_shared_prefix;
         r.top_logprobs = g_.top_logprobs;
         Choice c;

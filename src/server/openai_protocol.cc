@@ -316,17 +316,6 @@ std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint
   return std::nullopt;
 }
 
-int32_t TenantForUser(const std::string& user) {
-  if (user.empty()) return 0;
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : user) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  // 1..2^31-1: 0 stays "no user".
-  return static_cast<int32_t>(h % 0x7FFFFFFEull) + 1;
-}
-
 nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {
   return {{"prompt_tokens", prompt_tokens},
           {"completion_tokens", completion_tokens},

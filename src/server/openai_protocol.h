@@ -59,10 +59,6 @@ inline constexpr size_t kMaxPrompts = 64;
 std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint endpoint,
                                                GenerationRequest* out);
 
-// A stable tenant id (>= 0) for the `user` field: FNV-1a, so restarts and replicas agree.
-// Empty user -> 0.
-int32_t TenantForUser(const std::string& user);
-
 // Usage block: prompt/completion/total tokens and prompt_tokens_details.cached_tokens.
 nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens);
 

@@ -133,13 +133,6 @@ TEST(OpenAiProtocol, UsageShape) {
   EXPECT_EQ(u["prompt_tokens_details"]["cached_tokens"], 8);
 }
 
-TEST(OpenAiProtocol, TenantIsStableAndNonNegative) {
-  EXPECT_EQ(TenantForUser(""), 0);
-  EXPECT_EQ(TenantForUser("alice"), TenantForUser("alice"));
-  EXPECT_NE(TenantForUser("alice"), TenantForUser("bob"));
-  EXPECT_GT(TenantForUser("alice"), 0);
-}
-
 TEST(OpenAiProtocol, BearerCompare) {
   EXPECT_TRUE(BearerMatches("Bearer k3y", "k3y"));
   EXPECT_FALSE(BearerMatches("Bearer k3z", "k3y"));

@@ -281,6 +281,27 @@ def test_concurrent_equals_sequential():
         assert text == sequential[i % 16], (i, text, sequential[i % 16])
 
 
+def _as_user(i):
+    r = client().chat.completions.create(
+        model="tiny-llama", max_tokens=2, temperature=0, user="user-%d" % i,
+        messages=[{"role": "system", "content": "You are a terse assistant."},
+                  {"role": "user", "content": "Say hi %d" % (i % 5)}])
+    return r.usage.prompt_tokens
+
+
+def test_many_users_are_tenants():
+    # Regression: user names once became huge tenant ids and the per-tenant state took GBs.
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        prompts = list(pool.map(_as_user, range(200)))
+    assert all(p > 0 for p in prompts)
+    assert curl("/health")[0] == 200
+    text = urllib.request.urlopen(base() + "/metrics", timeout=10).read().decode()
+    tenants = set(re.findall(r'^jisu:tenant_prompt_tokens_total\{tenant="([^"]+)"\}', text, re.M))
+    assert len(tenants) >= 2 and "other" in tenants, sorted(tenants)
+    rss_kib = int(re.search(r"VmRSS:\s+(\d+)", open("/proc/%d/status" % STATE["pid"]).read()).group(1))
+    assert rss_kib < 2 * 1024 * 1024, rss_kib
+
+
 def _drop_mid_stream(i):
     conn = http.client.HTTPConnection("127.0.0.1", STATE["port"], timeout=60)
     body = json.dumps({"prompt": "Drop %d" % i, "max_tokens": 400, "stream": True,
@@ -364,6 +385,7 @@ def main():
     proc = subprocess.Popen([args.jisu, "serve", "-m", args.model, "--port", str(STATE["port"]),
                              "--kv-memory", "128MiB", "--max-body-bytes", str(1 << 20)],
                             stdout=log, stderr=subprocess.STDOUT)
+    STATE["pid"] = proc.pid
     failures = 0
     try:
         deadline = time.time() + 120
