@@ -24,6 +24,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterConvert(app);
   RegisterBench(app);
   RegisterBenchEngine(app);
+  RegisterMakeModel(app);
   RegisterInfo(app);
 }
 

@@ -24,5 +24,6 @@ void RegisterPerplexity(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterConvert(CLI::App& app);
 void RegisterBenchEngine(CLI::App& app);
+void RegisterMakeModel(CLI::App& app);
 
 }  // namespace jisu::cli

@@ -6,12 +6,14 @@
 #include <thread>
 
 #include "core/mapped_file.h"
+#include "model/dummy_model.h"
 
 namespace jisu::cli {
 
 Result<std::unique_ptr<Model>> LoadModelFlag(const std::string& model_flag,
                                              const LoadOptions& options) {
   std::string path = model_flag;
+  if (IsDummyModelSpec(path)) return LoadDummyModel(path);  // random weights, no file
   if (path.empty()) {
     JISU_ASSIGN_OR_RETURN(path, ResolveDefaultModel());
   }

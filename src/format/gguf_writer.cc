@@ -199,7 +199,21 @@ void GgufWriter::AddF32Array(const std::string& key, const std::vector<float>& v
 
 void GgufWriter::AddTensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
                            std::vector<uint8_t> data) {
-  tensors_.push_back(Tensor{name, dtype, std::move(shape), std::move(data)});
+  const uint64_t n = data.size();
+  tensors_.push_back(Tensor{name, dtype, std::move(shape), std::move(data), nullptr, n});
+}
+
+void GgufWriter::AddTensorStreamed(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                                   TensorFill fill) {
+  // The size is only known valid after Validate; compute it leniently here.
+  uint64_t n = 1;
+  bool ok = !shape.empty();
+  for (int64_t d : shape) {
+    if (d <= 0 || n > (uint64_t{1} << 62) / static_cast<uint64_t>(d)) ok = false;
+    if (ok) n *= static_cast<uint64_t>(d);
+  }
+  const std::optional<uint64_t> bytes = ok ? RowBytes(dtype, n) : std::nullopt;
+  tensors_.push_back(Tensor{name, dtype, std::move(shape), {}, std::move(fill), bytes.value_or(0)});
 }
 
 Status GgufWriter::Validate(uint64_t* alignment) const {
@@ -241,8 +255,8 @@ Status GgufWriter::Validate(uint64_t* alignment) const {
                                      " is not a multiple of the " +
                                      std::string(DTypeName(t.dtype)) + " block size");
     }
-    if (t.data.size() / *row_bytes != n / row || t.data.size() % *row_bytes != 0) {
-      return Status::InvalidArgument(ctx + ": data has " + std::to_string(t.data.size()) +
+    if (t.num_bytes / *row_bytes != n / row || t.num_bytes % *row_bytes != 0) {
+      return Status::InvalidArgument(ctx + ": data has " + std::to_string(t.num_bytes) +
                                      " bytes, shape and dtype need " +
                                      std::to_string(n / row * *row_bytes));
     }
@@ -269,15 +283,22 @@ Status GgufWriter::Emit(uint64_t alignment, WriteFn&& write) const {
     for (size_t d = t.shape.size(); d > 0; --d) enc.Put(static_cast<uint64_t>(t.shape[d - 1]));
     enc.Put(static_cast<uint32_t>(t.dtype));
     enc.Put(offset);
-    offset += PadTo(t.data.size(), alignment);
+    offset += PadTo(t.num_bytes, alignment);
   }
   std::vector<uint8_t>& header = enc.bytes();
   header.resize(PadTo(header.size(), alignment), 0);
   if (!write(header.data(), header.size())) return Status::IoError("write failed");
   const std::vector<uint8_t> zeros(alignment, 0);
+  std::vector<uint8_t> scratch;  // for streamed tensors, sized to the largest so far
   for (const Tensor& t : tensors_) {
-    if (!write(t.data.data(), t.data.size())) return Status::IoError("write failed");
-    const size_t pad = PadTo(t.data.size(), alignment) - t.data.size();
+    const uint8_t* bytes = t.data.data();
+    if (t.fill) {
+      if (scratch.size() < t.num_bytes) scratch.resize(t.num_bytes);
+      JISU_RETURN_IF_ERROR(t.fill(scratch.data(), t.num_bytes).WithContext("tensor " + t.name));
+      bytes = scratch.data();
+    }
+    if (!write(bytes, t.num_bytes)) return Status::IoError("write failed");
+    const size_t pad = PadTo(t.num_bytes, alignment) - t.num_bytes;
     if (pad != 0 && !write(zeros.data(), pad)) return Status::IoError("write failed");
   }
   return Status::Ok();
@@ -303,7 +324,9 @@ Status GgufWriter::Write(const std::string& path) const {
   Status st = Emit(alignment, [&](const uint8_t* p, size_t n) {
     return n == 0 || std::fwrite(p, 1, n, f) == n;
   });
-  if (!st.ok()) st = Status::IoError(std::string("write failed: ") + std::strerror(errno));
+  if (!st.ok() && st.code() == Status::Code::kIoError) {
+    st = Status::IoError(std::string("write failed: ") + std::strerror(errno));
+  }
   if (std::fclose(f) != 0 && st.ok()) {
     st = Status::IoError(std::string("close failed: ") + std::strerror(errno));
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ class GgufWriter {
   void AddTensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
                  std::vector<uint8_t> data);
 
+  // A tensor whose bytes are produced while the file is written: `fill` receives a buffer of
+  // exactly the shape's size in `dtype` and must fill all of it. Tensors are filled one at a
+  // time, in order, into one reused buffer, so a multi-GB file never sits in memory.
+  using TensorFill = std::function<Status(uint8_t* dst, uint64_t num_bytes)>;
+  void AddTensorStreamed(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                         TensorFill fill);
+
   // Writes the file (to a temporary name, renamed on success).
   Status Write(const std::string& path) const;
   // Serializes to memory (tests, fuzz seeds).
@@ -47,6 +55,8 @@ class GgufWriter {
     DType dtype;
     std::vector<int64_t> shape;
     std::vector<uint8_t> data;
+    TensorFill fill;         // set for streamed tensors (then data is empty)
+    uint64_t num_bytes = 0;  // of data, or what fill must produce
   };
   Status Validate(uint64_t* alignment) const;
   // Streams the file through `write`, which returns false on failure.
