@@ -435,7 +435,7 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   s.p = &p;
   const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
   int64_t token_granule = p.ks->mr;
-  if (matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath()) {
+  if (matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) {
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
     const bool has_gemm = p.iks->gemm[*kind] != nullptr;
     s.gemm = has_gemm && (forced.has_value() ? *forced == matmul_internal::Path::kGemm

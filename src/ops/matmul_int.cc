@@ -65,14 +65,14 @@ void ForceActPath(std::optional<ActPath> path) {
                           std::memory_order_relaxed);
 }
 
-bool UseIntPath() {
+bool UseIntPath(int64_t num_tokens) {
   static const bool env_float = [] {
     const char* v = std::getenv("JISU_MATMUL");
     return v != nullptr && std::strcmp(v, "float") == 0;
   }();
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
-  return !env_float;
+  return !env_float && num_tokens > kMaxDotTokens;
 }
 
 }  // namespace jisu::matmul_internal

@@ -93,9 +93,11 @@ void PackIntPanel(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid
                   int64_t nblocks, uint8_t* panel);
 
 // Tests: force the float path (dequantize weights, float activations) or the integer path for
-// quantized weights; nullopt = automatic (integer unless JISU_MATMUL=float in the environment).
+// quantized weights; nullopt = automatic: integer for prefill (more than kMaxDotTokens tokens),
+// float for decode (measured: the integer dot kernels did not beat the float ones on decode,
+// which is memory-bound), and float throughout with JISU_MATMUL=float in the environment.
 enum class ActPath { kFloat, kInt8 };
 void ForceActPath(std::optional<ActPath> path);
-bool UseIntPath();
+bool UseIntPath(int64_t num_tokens);
 
 }  // namespace jisu::matmul_internal

@@ -16,19 +16,21 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
   for (int k = 0; k < kNumWeightKinds; ++k) {
     const std::string t = kNames[k];
     const auto kind = static_cast<WeightKind>(k);
-    if (IsIntKind(kind) && UseIntPath() && iks.dot[k] != nullptr) {
-      // Activations quantized to int8 blocks of 32 once per matmul; integer block dots.
-      const std::string dot = std::string(iks.name) + " dot " + t + " x q8";
-      out.push_back({t, dot,
-                     iks.gemm[k] != nullptr
-                         ? std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +
-                               std::to_string(kIntNr) + " " + t + " x q8 (packed u8 panels)"
-                         : dot + " (token groups of 4)"});
-      continue;
-    }
     // Float activations, weights expanded to float in registers.
-    out.push_back({t, isa + " dot " + t + " x f32",
-                   isa + " gemm " + tile + " f32 (" + t + " dequantized into panels)"});
+    MatMulKernelName n{t, isa + " dot " + t + " x f32",
+                       isa + " gemm " + tile + " f32 (" + t + " dequantized into panels)"};
+    // Integer path: activations quantized to int8 blocks of 32 once per matmul.
+    const std::string int_dot = std::string(iks.name) + " dot " + t + " x q8";
+    if (IsIntKind(kind) && iks.dot[k] != nullptr) {
+      if (UseIntPath(1)) n.decode = int_dot;
+      if (UseIntPath(512)) {
+        n.prefill = iks.gemm[k] != nullptr
+                        ? std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +
+                              std::to_string(kIntNr) + " " + t + " x q8 (packed u8 panels)"
+                        : int_dot + " (token groups of 4)";
+      }
+    }
+    out.push_back(n);
   }
   return out;
 }
