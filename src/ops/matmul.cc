@@ -20,7 +20,9 @@
 #include <new>
 #include <vector>
 
+#include "ops/act_quant.h"
 #include "ops/cpu_features.h"
+#include "ops/matmul_int.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
 
@@ -133,7 +135,10 @@ std::optional<Path> ForcedPath() {
 
 namespace {
 
+using matmul_internal::IntKernelSet;
 using matmul_internal::KernelSet;
+using matmul_internal::kIntNr;
+using matmul_internal::kIntPanelBlockBytes;
 using matmul_internal::kMaxDotTokens;
 using matmul_internal::WeightKind;
 
@@ -148,6 +153,10 @@ constexpr int64_t kGemmMinTokens = 20;
 // Below this many multiply-adds the pool's wake-up costs more than it saves.
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
 constexpr int64_t kDotRowBlock = 16;  // rows per inner block when tokens need several groups
+// Integer path: blocks of 32 per packed slice (panels of kNc rows: kNc / kIntNr * 32 * 1280 B
+// = 160 KiB, L2-resident), and the token count from which packed GEMM beats the dot kernels.
+constexpr int64_t kIntKcBlocks = 32;
+constexpr int64_t kIntGemmMinTokens = 8;
 
 // Growable 64-byte-aligned float buffer; grows only, so steady-state calls never allocate.
 class ScratchBuffer {
@@ -179,11 +188,14 @@ class ScratchBuffer {
 // Per-thread scratch; the pool's threads live as long as the pool, so this is allocated once
 // per thread and reused by every call.
 struct ThreadScratch {
-  ScratchBuffer b_pack;  // kNc x kKc dequantized weights, [nc/nr][kc][nr]
-  ScratchBuffer a_pack;  // kMc x kKc activations, [mc/mr][kc][mr]
-  ScratchBuffer rows;    // nr x kKc dequantized weight rows before transposition
-  ScratchBuffer tile;    // mr x nr output tile for partial edges
+  ScratchBuffer b_pack;    // kNc x kKc dequantized weights, [nc/nr][kc][nr]
+  ScratchBuffer a_pack;    // kMc x kKc activations, [mc/mr][kc][mr]
+  ScratchBuffer rows;      // nr x kKc dequantized weight rows before transposition
+  ScratchBuffer tile;      // mr x nr output tile for partial edges
+  ScratchBuffer int_pack;  // integer path: kNc rows x kIntKcBlocks blocks of weight panels
 };
+// Quantized activations of the current call, owned by the calling thread (read by all).
+thread_local ActQuantBuffer t_act_quant;
 thread_local ThreadScratch t_scratch;
 
 struct Problem {
@@ -197,11 +209,27 @@ struct Problem {
   int64_t x_stride, num_tokens;
   float* y;
   int64_t y_stride;
+  const IntKernelSet* iks;  // non-null: integer path on qa
+  QuantizedActs qa;
 };
 
 // ---- Decode -------------------------------------------------------------------------------
 
+void IntDotTask(const Problem& p, int64_t r0, int64_t r1) {
+  const auto dot = p.iks->dot[p.kind];
+  const int64_t group_rows = p.num_tokens <= kMaxDotTokens ? r1 - r0 : kDotRowBlock;
+  for (int64_t rb = r0; rb < r1; rb += group_rows) {
+    const int64_t nrows = std::min(group_rows, r1 - rb);
+    for (int64_t t = 0; t < p.num_tokens; t += kMaxDotTokens) {
+      const int nt = static_cast<int>(std::min<int64_t>(kMaxDotTokens, p.num_tokens - t));
+      dot(p.w + static_cast<size_t>(rb) * p.row_bytes, p.row_bytes, nrows, p.qa, t, nt,
+          p.y + t * p.y_stride + rb, p.y_stride);
+    }
+  }
+}
+
 void DotTask(const Problem& p, int64_t r0, int64_t r1) {
+  if (p.iks != nullptr) return IntDotTask(p, r0, r1);
   const auto dot = p.ks->dot[p.kind];
   if (p.num_tokens <= kMaxDotTokens) {
     dot(p.w + static_cast<size_t>(r0) * p.row_bytes, p.row_bytes, p.cols, r1 - r0, p.x, p.x_stride,
@@ -266,7 +294,37 @@ void PackActivations(const Problem& p, int64_t t0, int64_t mc, int64_t pc, int64
   }
 }
 
+// Integer GEMM: per slice of kIntKcBlocks blocks, pack the task's rows into kIntNr-row panels
+// once, then run every token group of the task over every panel (the group's activation
+// bytes stay in L1 across panels).
+void IntGemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) {
+  const auto gemm = p.iks->gemm[p.kind];
+  const int mr = p.iks->mr;
+  const int64_t nb = p.cols / 32;
+  const int64_t panel_bytes = kIntKcBlocks * kIntPanelBlockBytes;
+  auto* panels = reinterpret_cast<uint8_t*>(
+      t_scratch.int_pack.Get(static_cast<size_t>(kNc / kIntNr * panel_bytes / 4)));
+  for (int64_t bb = 0; bb < nb; bb += kIntKcBlocks) {
+    const int64_t nblk = std::min(kIntKcBlocks, nb - bb);
+    for (int64_t j0 = 0; j0 < nc; j0 += kIntNr) {
+      matmul_internal::PackIntPanel(p.kind, p.w + static_cast<size_t>(o0 + j0) * p.row_bytes,
+                                    p.row_bytes,
+                                    static_cast<int>(std::min<int64_t>(kIntNr, nc - j0)), bb, nblk,
+                                    panels + j0 / kIntNr * panel_bytes);
+    }
+    for (int64_t t = tb; t < te; t += mr) {
+      const int nt = static_cast<int>(std::min<int64_t>(mr, te - t));
+      for (int64_t j0 = 0; j0 < nc; j0 += kIntNr) {
+        gemm(nblk, panels + j0 / kIntNr * panel_bytes, p.qa, t, nt, bb,
+             p.y + t * p.y_stride + o0 + j0, p.y_stride,
+             static_cast<int>(std::min<int64_t>(kIntNr, nc - j0)), bb > 0);
+      }
+    }
+  }
+}
+
 void GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) {
+  if (p.iks != nullptr) return IntGemmTask(p, o0, nc, tb, te);
   const int mr = p.ks->mr;
   const int nr = p.ks->nr;
   const int64_t nc_padded = (nc + nr - 1) / nr * nr;
@@ -375,7 +433,9 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
             x_stride,
             num_tokens,
             y,
-            y_stride};
+            y_stride,
+            nullptr,
+            {}};
 
   const int threads = pool.num_threads();
   const bool parallel = threads > 1 && w.rows * w.cols * num_tokens >= kMinParallelWork;
@@ -384,8 +444,31 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   Schedule s;
   s.p = &p;
   const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
-  s.gemm =
-      forced.has_value() ? *forced == matmul_internal::Path::kGemm : num_tokens >= kGemmMinTokens;
+  int64_t token_granule = p.ks->mr;
+  if (matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) {
+    p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
+    const bool has_gemm = p.iks->gemm[*kind] != nullptr;
+    s.gemm = has_gemm && (forced.has_value() ? *forced == matmul_internal::Path::kGemm
+                                             : num_tokens >= kIntGemmMinTokens);
+    token_granule = has_gemm ? p.iks->mr : kMaxDotTokens;
+    // Quantize once for every row; split over the pool when there are many tokens.
+    p.qa = t_act_quant.Prepare(num_tokens, w.cols);
+    if (parallel && num_tokens >= 2 * threads) {
+      std::atomic<int64_t> next{0};
+      ActQuantBuffer* aq = &t_act_quant;
+      const int64_t chunk = std::max<int64_t>(1, num_tokens / (4 * threads));
+      pool.RunOnAll([&](int) {
+        for (int64_t t; (t = next.fetch_add(chunk, std::memory_order_relaxed)) < num_tokens;) {
+          aq->QuantizeTokens(x, x_stride, t, std::min(num_tokens, t + chunk));
+        }
+      });
+    } else {
+      t_act_quant.QuantizeTokens(x, x_stride, 0, num_tokens);
+    }
+  } else {
+    s.gemm =
+        forced.has_value() ? *forced == matmul_internal::Path::kGemm : num_tokens >= kGemmMinTokens;
+  }
   if (!s.gemm) {
     // A few tasks per worker so a descheduled thread does not stall the call; rows stay
     // contiguous within a task for the hardware prefetcher.
@@ -396,7 +479,7 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.row_chunks = (w.rows + kNc - 1) / kNc;
     // Split tokens too when there are too few row chunks to keep every worker busy; each
     // token chunk re-dequantizes its weights, so split no more than needed.
-    const int64_t mr = p.ks->mr;
+    const int64_t mr = token_granule;
     const int64_t max_token_chunks = (num_tokens + mr - 1) / mr;
     const int64_t token_chunks =
         std::clamp<int64_t>((2 * workers + s.row_chunks - 1) / s.row_chunks, 1, max_token_chunks);

@@ -1,9 +1,13 @@
 // Matrix multiplication of activations by a weight matrix stored in any supported type:
 //   y[t, o] = sum_i x[t, i] * W[o, i]      (x: [num_tokens, in], W: [out, in], y: [num_tokens,
 //   out])
-// This is the operation of every linear layer (PyTorch's x @ W.T). Quantized weights are
-// dequantized block by block in registers/cache and multiplied with float activations, so the
-// result equals the float computation on the dequantized weights up to summation order.
+// This is the operation of every linear layer (PyTorch's x @ W.T). Two numerics:
+//  - F32/F16/BF16 weights (and quantized weights with JISU_MATMUL=float): weights expanded to
+//    float in registers, float activations; equals the float computation on the dequantized
+//    weights up to summation order.
+//  - Q8_0/Q4_0/Q4_1 weights (default): activations quantized once per call to int8 blocks of
+//    32 (ops/act_quant.h) and integer block dot products (ops/matmul_int.h); differs from the
+//    float computation by the activation rounding, |err| <= sum_i |W[o, i]| * d_block(i) / 2.
 // Multithreaded over output rows (decode) or tiles (prefill) on the given pool; no heap
 // allocation per call beyond the pool's own reusable scratch.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <iterator>
 
+#include "ops/matmul_int.h"
 #include "ops/matmul_kernels.h"
 
 namespace jisu {
@@ -15,12 +16,26 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
   static constexpr const char* kNames[] = {"f32",  "f16",  "bf16", "q8_0", "q4_0", "q4_1",
                                            "q4_k", "q5_k", "q6_k", "q2_k", "q3_k"};
   static_assert(std::size(kNames) == kNumWeightKinds);
+  const IntKernelSet& iks = IntKernelsFor(ks.isa);
   std::vector<MatMulKernelName> out;
   for (int k = 0; k < kNumWeightKinds; ++k) {
     const std::string t = kNames[k];
-    // Both paths keep float32 activations and expand the weights to float in registers.
-    out.push_back({t, isa + " dot " + t + " x f32",
-                   isa + " gemm " + tile + " f32 (" + t + " dequantized into panels)"});
+    const auto kind = static_cast<WeightKind>(k);
+    // Float activations, weights expanded to float in registers.
+    MatMulKernelName n{t, isa + " dot " + t + " x f32",
+                       isa + " gemm " + tile + " f32 (" + t + " dequantized into panels)"};
+    // Integer path: activations quantized to int8 blocks of 32 once per matmul.
+    const std::string int_dot = std::string(iks.name) + " dot " + t + " x q8";
+    if (IsIntKind(kind) && iks.dot[k] != nullptr) {
+      if (UseIntPath(1)) n.decode = int_dot;
+      if (UseIntPath(512)) {
+        n.prefill = iks.gemm[k] != nullptr
+                        ? std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +
+                              std::to_string(kIntNr) + " " + t + " x q8 (packed u8 panels)"
+                        : int_dot + " (token groups of 4)";
+      }
+    }
+    out.push_back(n);
   }
   return out;
 }

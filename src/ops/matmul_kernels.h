@@ -3,9 +3,10 @@
 // (portable scalar, AVX2+FMA+F16C, AVX-512) fills one KernelSet; the driver picks one at run
 // time from the CPU's features. A new ISA (NEON) or a new kind of kernel (integer VNNI dot
 // products on quantized activations) is added by giving KernelSet another member and the
-// driver a branch that uses it where present, without touching the other ISAs.
+// driver a branch that uses it where present, without touching the other ISAs. The integer
+// (activation-quantized) kernels live beside these in matmul_int.h (IntKernelSet per ISA).
 //
-// Invariants every kernel keeps: activations and accumulators are float32; quantized weights
+// Invariants every float kernel keeps: activations and accumulators are float32; quantized weights
 // are expanded to exactly the floats DequantizeRow produces (d * q products are exact, so
 // fused or separate multiply-add gives the same value); so results differ from the reference
 // only by summation order.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/matmul_int.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
 
@@ -51,11 +52,15 @@ TestWeights MakeWeights(DType dtype, int64_t rows, int64_t cols, std::mt19937& r
   return w;
 }
 
+// The float path (weights dequantized, float activations); the integer path for quantized
+// weights is tested in matmul_int_test.cc.
 class MatMulTest : public ::testing::Test {
  protected:
+  void SetUp() override { matmul_internal::ForceActPath(matmul_internal::ActPath::kFloat); }
   void TearDown() override {
     ForceIsa(std::nullopt);
     ForcePath(std::nullopt);
+    matmul_internal::ForceActPath(std::nullopt);
   }
 };
 

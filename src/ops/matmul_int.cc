@@ -1,0 +1,78 @@
+// Integer-path plumbing shared by every ISA: weight panel packing, kernel choice, path switch.
+#include "ops/matmul_int.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "ops/cpu_features.h"
+
+namespace jisu::matmul_internal {
+namespace {
+
+std::atomic<int> g_forced_act_path{-1};
+
+template <WeightKind K>
+void PackT(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64_t nblocks,
+           uint8_t* panel) {
+  uint8_t u[32];
+  for (int64_t b = 0; b < nblocks; ++b) {
+    uint8_t* pb = panel + b * kIntPanelBlockBytes;
+    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
+    float* m = dw + kIntNr;
+    for (int r = 0; r < kIntNr; ++r) {
+      if (r < valid_rows) {
+        const uint8_t* blk = w + static_cast<size_t>(r) * row_bytes + (b0 + b) * IntBlockBytes(K);
+        DecodeIntBlock<K>(blk, u, &dw[r], &m[r]);
+      } else {
+        std::memset(u, 0, sizeof u);
+        dw[r] = 0.0f;
+        m[r] = 0.0f;
+      }
+      for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * kIntNr + r) * 4, u + 4 * g, 4);
+    }
+  }
+}
+
+}  // namespace
+
+const IntKernelSet& IntKernelsFor(Isa isa) {
+  if (isa == Isa::kAvx512 && GetCpuFeatures().avx512_vnni && Avx512VnniIntKernels() != nullptr) {
+    return *Avx512VnniIntKernels();
+  }
+  if ((isa == Isa::kAvx512 || isa == Isa::kAvx2) && Avx2IntKernels() != nullptr) {
+    return *Avx2IntKernels();
+  }
+  return ScalarIntKernels();
+}
+
+void PackIntPanel(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                  int64_t nblocks, uint8_t* panel) {
+  switch (kind) {
+    case kWQ8_0:
+      return PackT<kWQ8_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+    case kWQ4_0:
+      return PackT<kWQ4_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+    case kWQ4_1:
+      return PackT<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel);
+    default:
+      return;
+  }
+}
+
+void ForceActPath(std::optional<ActPath> path) {
+  g_forced_act_path.store(path.has_value() ? static_cast<int>(*path) : -1,
+                          std::memory_order_relaxed);
+}
+
+bool UseIntPath(int64_t num_tokens) {
+  static const bool env_float = [] {
+    const char* v = std::getenv("JISU_MATMUL");
+    return v != nullptr && std::strcmp(v, "float") == 0;
+  }();
+  const int forced = g_forced_act_path.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
+  return !env_float && num_tokens > kMaxDotTokens;
+}
+
+}  // namespace jisu::matmul_internal

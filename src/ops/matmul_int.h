@@ -1,0 +1,103 @@
+// Internal to src/ops: the integer (activation-quantized) matmul path. Activations are
+// quantized to int8 blocks of 32 (act_quant.h), weights stay in their Q8_0/Q4_0/Q4_1 blocks
+// and every block pair contributes one integer dot product, scaled once:
+//
+//   weight value   = dw * (u - z) + m       u: an unsigned byte per element
+//     Q8_0: u = q + 128, z = 128, m = 0;   Q4_0: u = nibble, z = 8, m = 0;
+//     Q4_1: u = nibble,  z = 0,   m = min
+//   block dot      = dw * da * (sum u*a - z * sum a) + m * da * sum a
+//
+// so the inner loop is u8 x s8 -> int32 (vpdpbusd; pmaddubsw + pmaddwd on AVX2, where Q8_0
+// uses the sign trick instead because 255 * 127 * 2 overflows int16). Results differ from the
+// float path by the activation rounding (<= d/2 per element), not by summation order only.
+//
+// Decode (IntDotFn) reads weight rows in place. Prefill (IntGemmFn) runs on panels of kIntNr
+// rows packed once per task and reused by every token of the task:
+//   per block b: u8 [8 groups of 4 elements][kIntNr rows][4], float dw[kIntNr], float m[kIntNr]
+// so one 32-bit broadcast of 4 activation bytes meets 16 rows' 4 weight bytes per vpdpbusd.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "core/half.h"
+#include "ops/act_quant.h"
+#include "ops/matmul_kernels.h"
+#include "ops/quant.h"
+
+namespace jisu::matmul_internal {
+
+constexpr int kIntNr = 32;
+constexpr int64_t kIntPanelBlockBytes = 8 * kIntNr * 4 + 2 * kIntNr * 4;  // 1280
+
+constexpr bool IsIntKind(WeightKind k) { return k == kWQ8_0 || k == kWQ4_0 || k == kWQ4_1; }
+constexpr int IntZeroPoint(WeightKind k) { return k == kWQ8_0 ? 128 : (k == kWQ4_0 ? 8 : 0); }
+constexpr size_t IntBlockBytes(WeightKind k) {
+  return k == kWQ8_0 ? sizeof(BlockQ8_0) : (k == kWQ4_0 ? sizeof(BlockQ4_0) : sizeof(BlockQ4_1));
+}
+
+// Block `blk` of kind K as u[32], dw and m (see above).
+template <WeightKind K>
+inline void DecodeIntBlock(const uint8_t* blk, uint8_t u[32], float* dw, float* m) {
+  uint16_t h;
+  std::memcpy(&h, blk, 2);
+  *dw = F16ToF32(h);
+  *m = 0.0f;
+  if constexpr (K == kWQ8_0) {
+    for (int i = 0; i < 32; ++i) u[i] = static_cast<uint8_t>(blk[2 + i] ^ 0x80);
+  } else {
+    const uint8_t* qs = blk + (K == kWQ4_1 ? 4 : 2);
+    if constexpr (K == kWQ4_1) {
+      std::memcpy(&h, blk + 2, 2);
+      *m = F16ToF32(h);
+    }
+    for (int i = 0; i < 16; ++i) {
+      u[i] = qs[i] & 0x0f;
+      u[i + 16] = qs[i] >> 4;
+    }
+  }
+}
+
+// Decode: for r < num_rows, t < num_tokens (1..kMaxDotTokens):
+//   y[t * y_stride + r] = sum over blocks of row r (at w + r * row_bytes) . token t0 + t of a.
+using IntDotFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t num_rows,
+                          const QuantizedActs& a, int64_t t0, int num_tokens, float* y,
+                          int64_t y_stride);
+
+// Prefill micro-kernel: tokens [t0, t0 + num_tokens) (num_tokens <= mr) x the kIntNr rows of a
+// panel holding nblocks blocks starting at block b0 of the activations:
+//   c[i * ldc + j] (+)= sum_blocks ... for i < num_tokens, j < valid_rows.
+using IntGemmFn = void (*)(int64_t nblocks, const uint8_t* panel, const QuantizedActs& a,
+                           int64_t t0, int num_tokens, int64_t b0, float* c, int64_t ldc,
+                           int valid_rows, bool accumulate);
+
+struct IntKernelSet {
+  const char* name;
+  IntDotFn dot[kNumWeightKinds];    // nullptr for float kinds
+  IntGemmFn gemm[kNumWeightKinds];  // nullptr: prefill uses dot
+  int mr;                           // tokens per GEMM call at most
+};
+
+const IntKernelSet& ScalarIntKernels();
+const IntKernelSet* Avx2IntKernels();        // nullptr where not compiled in
+const IntKernelSet* Avx512VnniIntKernels();  // nullptr where not compiled in
+
+// The integer kernels that go with an ISA's float kernels on this CPU (AVX-512 without VNNI
+// gets the AVX2 ones).
+const IntKernelSet& IntKernelsFor(Isa isa);
+
+// Packs rows [0, valid_rows) (row r at w + r * row_bytes; missing rows zero) and blocks
+// [b0, b0 + nblocks) into the panel layout above.
+void PackIntPanel(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                  int64_t nblocks, uint8_t* panel);
+
+// Tests: force the float path (dequantize weights, float activations) or the integer path for
+// quantized weights; nullopt = automatic: integer for prefill (more than kMaxDotTokens tokens),
+// float for decode (measured: the integer dot kernels did not beat the float ones on decode,
+// which is memory-bound), and float throughout with JISU_MATMUL=float in the environment.
+enum class ActPath { kFloat, kInt8 };
+void ForceActPath(std::optional<ActPath> path);
+bool UseIntPath(int64_t num_tokens);
+
+}  // namespace jisu::matmul_internal

@@ -1,0 +1,216 @@
+// The integer (activation-quantized) matmul path: every ISA's kernels through MatMul (dot and
+// GEMM paths, 1/2/3 threads) against a double-precision reference on the same quantized
+// activations, and the whole path against the float product within the activation-rounding
+// bound.
+#include "ops/matmul_int.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/act_quant.h"
+#include "ops/matmul.h"
+#include "ops/matmul_kernels.h"
+#include "ops/quant.h"
+
+namespace jisu {
+namespace {
+
+using matmul_internal::ActPath;
+using matmul_internal::ForceActPath;
+using matmul_internal::ForceIsa;
+using matmul_internal::ForcePath;
+using matmul_internal::Isa;
+using matmul_internal::IsaAvailable;
+using matmul_internal::IsaName;
+using matmul_internal::Path;
+
+class MatMulIntTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ForceActPath(ActPath::kInt8); }
+  void TearDown() override {
+    ForceIsa(std::nullopt);
+    ForcePath(std::nullopt);
+    ForceActPath(std::nullopt);
+  }
+};
+
+struct Case {
+  DType dtype;
+  int64_t rows, cols;
+  std::vector<uint8_t> bytes;
+  std::vector<float> deq;
+  WeightMatrix View() const {
+    return WeightMatrix{dtype, bytes.data(), rows, cols,
+                        RowBytes(dtype, static_cast<uint64_t>(cols)).value()};
+  }
+};
+
+enum class Fill { kNormal, kZeroBlocks, kExtreme };
+
+Case MakeWeights(DType dtype, int64_t rows, int64_t cols, Fill fill, std::mt19937& rng) {
+  Case c{dtype, rows, cols, {}, {}};
+  const size_t rb = RowBytes(dtype, static_cast<uint64_t>(cols)).value();
+  c.bytes.resize(rb * rows);
+  c.deq.resize(static_cast<size_t>(rows * cols));
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  std::vector<float> src(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < cols; ++i) {
+      float v = normal(rng);
+      if (fill == Fill::kZeroBlocks && (i / 32 + r) % 3 == 0) v = 0.0f;
+      // Blocks whose largest element is negative: Q8_0 then stores -127/+127 extremes and
+      // Q4_0 the nibble 0 (= -8), the largest magnitudes the formats hold.
+      if (fill == Fill::kExtreme) v = (i % 32 == 0) ? -60000.0f : ((i & 1) ? 30000.0f : -1.0f);
+      src[i] = v;
+    }
+    QuantizeRow(dtype, src.data(), c.bytes.data() + r * rb, cols);
+    DequantizeRow(dtype, c.bytes.data() + r * rb, &c.deq[r * cols], cols);
+  }
+  return c;
+}
+
+std::vector<float> MakeActs(int64_t tokens, int64_t stride, int64_t cols, Fill fill,
+                            std::mt19937& rng) {
+  std::uniform_real_distribution<float> uni(-2.0f, 2.0f);
+  std::vector<float> x(static_cast<size_t>(tokens * stride), 0.0f);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t i = 0; i < cols; ++i) {
+      float v = uni(rng);
+      if (fill == Fill::kZeroBlocks && (i / 32 + t) % 2 == 0) v = 0.0f;
+      if (fill == Fill::kExtreme) v = (i % 7 == 0) ? -3.0e4f : 3.0e4f;
+      x[t * stride + i] = v;
+    }
+  }
+  return x;
+}
+
+// Checks every available ISA, path and thread count on one case.
+void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* worst_float) {
+  std::mt19937 rng(static_cast<uint32_t>(w.rows * 31 + tokens));
+  const int64_t xs = w.cols + 5, ys = w.rows + 3;
+  const std::vector<float> x = MakeActs(tokens, xs, w.cols, fill, rng);
+  ActQuantBuffer aqb;
+  const QuantizedActs qa = aqb.Quantize(x.data(), xs, tokens, w.cols);
+
+  // ref_q: double product of dequantized weights and dequantized activations (what the integer
+  // kernels compute up to float rounding); ref_f: the float product; bound: activation rounding.
+  const int64_t nb = w.cols / 32;
+  std::vector<double> ref_q(tokens * w.rows), scale(tokens * w.rows), ref_f(tokens * w.rows),
+      bound(tokens * w.rows);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t o = 0; o < w.rows; ++o) {
+      double sq = 0, sa = 0, sf = 0, bd = 0;
+      for (int64_t i = 0; i < w.cols; ++i) {
+        const double wv = w.deq[o * w.cols + i];
+        const double xq = static_cast<double>(qa.D(t)[i / 32]) * qa.Qs(t)[i];
+        sq += wv * xq;
+        sa += std::fabs(wv * xq);
+        sf += wv * x[t * xs + i];
+        bd += std::fabs(wv) * (0.5 * qa.D(t)[i / 32] * (1 + 1e-6));
+      }
+      (void)nb;
+      ref_q[t * w.rows + o] = sq;
+      scale[t * w.rows + o] = sa;
+      ref_f[t * w.rows + o] = sf;
+      bound[t * w.rows + o] = bd;
+    }
+  }
+  static ThreadPool pool1(1), pool2(2), pool3(3);
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!IsaAvailable(isa)) continue;
+    ForceIsa(isa);
+    for (ThreadPool* pool : {&pool1, &pool2, &pool3}) {
+      for (Path path : {Path::kDot, Path::kGemm}) {
+        ForcePath(path);
+        const std::string where = std::string(DTypeName(w.dtype)) + " " + std::to_string(w.rows) +
+                                  "x" + std::to_string(w.cols) +
+                                  " tokens=" + std::to_string(tokens) + " isa=" + IsaName(isa) +
+                                  " (" + matmul_internal::IntKernelsFor(isa).name +
+                                  ") threads=" + std::to_string(pool->num_threads()) +
+                                  (path == Path::kDot ? " dot" : " gemm");
+        std::vector<float> y(static_cast<size_t>(tokens * ys), -12345.0f);
+        MatMul(w.View(), x.data(), xs, tokens, y.data(), ys, *pool);
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int64_t o = 0; o < w.rows; ++o) {
+            const double got = y[t * ys + o];
+            const size_t k = t * w.rows + o;
+            // Float scaling of exact integer block sums: a few ulps of the magnitude sum.
+            const double tol = 2e-6 * scale[k] + 1e-30;
+            const double err = std::fabs(got - ref_q[k]);
+            ASSERT_LE(err, tol) << where << " token " << t << " row " << o << " got " << got
+                                << " want " << ref_q[k];
+            *worst_int = std::max(*worst_int, err / tol);
+            // Against the float product: the activation rounding bound (+ the same slack).
+            const double ferr = std::fabs(got - ref_f[k]);
+            ASSERT_LE(ferr, bound[k] + tol) << where << " vs float, token " << t << " row " << o;
+            if (bound[k] > 0) *worst_float = std::max(*worst_float, ferr / bound[k]);
+          }
+          for (int64_t o = w.rows; o < ys; ++o) {
+            ASSERT_EQ(y[t * ys + o], -12345.0f) << where << " wrote past row end";
+          }
+        }
+      }
+    }
+  }
+  ForceIsa(std::nullopt);
+  ForcePath(std::nullopt);
+}
+
+void RunType(DType dtype) {
+  std::mt19937 rng(77 + static_cast<uint32_t>(dtype));
+  double worst_int = 0, worst_float = 0;
+  // Rows not multiples of the 32-row panel or 128-row task, odd block counts, more blocks than
+  // one packed slice (32), tokens not multiples of the 4-token tile.
+  struct Shape {
+    int64_t rows, cols;
+  };
+  for (const Shape s :
+       {Shape{1, 32}, Shape{7, 96}, Shape{45, 1056}, Shape{131, 288}, Shape{257, 160}}) {
+    for (Fill fill : {Fill::kNormal, Fill::kZeroBlocks}) {
+      const Case w = MakeWeights(dtype, s.rows, s.cols, fill, rng);
+      for (int64_t tokens : {1, 2, 3, 5, 13, 30}) {
+        Check(w, tokens, fill, &worst_int, &worst_float);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+  const Case w = MakeWeights(dtype, 37, 160, Fill::kExtreme, rng);
+  for (int64_t tokens : {1, 9}) {
+    Check(w, tokens, Fill::kExtreme, &worst_int, &worst_float);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  std::printf(
+      "  %s: worst |err| / tol vs quantized-activation reference %.3g; worst |err| vs "
+      "float / activation-rounding bound %.3g\n",
+      std::string(DTypeName(dtype)).c_str(), worst_int, worst_float);
+}
+
+TEST_F(MatMulIntTest, Q8_0) { RunType(DType::kQ8_0); }
+TEST_F(MatMulIntTest, Q4_0) { RunType(DType::kQ4_0); }
+TEST_F(MatMulIntTest, Q4_1) { RunType(DType::kQ4_1); }
+
+TEST(ActQuantTest, BlockScaleAndRounding) {
+  std::vector<float> x(64, 0.0f);
+  x[0] = 127.0f;
+  x[1] = -63.5f;  // half: rounds away from zero
+  x[2] = 0.49f;
+  // second block stays all zero: d = 0, q = 0
+  ActQuantBuffer b;
+  const QuantizedActs a = b.Quantize(x.data(), 64, 1, 64);
+  EXPECT_EQ(a.D(0)[0], 1.0f);
+  EXPECT_EQ(a.Qs(0)[0], 127);
+  EXPECT_EQ(a.Qs(0)[1], -64);
+  EXPECT_EQ(a.Qs(0)[2], 0);
+  EXPECT_EQ(a.Sum(0)[0], 63);
+  EXPECT_EQ(a.D(0)[1], 0.0f);
+  EXPECT_EQ(a.Sum(0)[1], 0);
+  EXPECT_EQ(a.Sl(0)[0], 63.0f);
+  EXPECT_EQ(a.Dl(0)[9], 0.0f);
+}
+
+}  // namespace
+}  // namespace jisu
