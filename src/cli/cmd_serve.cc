@@ -31,6 +31,8 @@ struct ServeFlags {
   int64_t max_seqs = 256;
   int64_t max_queue = 1024;
   int64_t block_size = 16;
+  double batch_window_ms = 0;
+  bool kv_prealloc = false;
   double drain_timeout = 30;
 };
 
@@ -84,6 +86,8 @@ Status RunServe(const ServeFlags& f) {
   options.scheduler.max_batch_tokens = f.max_batch_tokens;
   options.scheduler.max_seqs = f.max_seqs;
   options.scheduler.max_queue = f.max_queue;
+  options.scheduler.kv_prealloc = f.kv_prealloc;
+  options.batch_window_ms = f.batch_window_ms;
   BackendOptions backend_options;
   backend_options.device = f.device;
   backend_options.kv_memory = kv_memory;
@@ -142,6 +146,10 @@ void RegisterServe(CLI::App& app) {
   cmd->add_option("--max-seqs", f->max_seqs, "running sequences");
   cmd->add_option("--max-queue", f->max_queue, "waiting requests before 429");
   cmd->add_option("--block-size", f->block_size, "KV block size in tokens");
+  cmd->add_option("--batch-window-ms", f->batch_window_ms,
+                  "when idle, wait this long to gather arrivals into the first step");
+  cmd->add_flag("--kv-prealloc", f->kv_prealloc,
+                "reserve prompt + max_tokens of KV per request at admission (comparison only)");
   cmd->callback([f] { ReportStatus(RunServe(*f)); });
 }
 
