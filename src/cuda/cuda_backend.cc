@@ -396,40 +396,10 @@ Status CudaBackend::AllocateKv() {
 }
 
 Status CudaBackend::Validate(const ForwardBatch& batch) const {
-  int64_t total = 0;
-  for (const BatchSequence& s : batch.sequences) {
-    if (s.num_tokens <= 0 || s.start_position < 0) {
-      return Status::InvalidArgument("batch: a sequence has no tokens or a negative position");
-    }
-    const int64_t end = s.start_position + s.num_tokens;
-    if (end > config_.max_position) {
-      return Status::OutOfRange("sequence length " + std::to_string(end) +
-                                " exceeds the model's context of " +
-                                std::to_string(config_.max_position) + " tokens");
-    }
-    const int64_t needed = BlocksForTokens(end, options_.block_size);
-    if (needed > static_cast<int64_t>(s.block_table.size())) {
-      return Status::InvalidArgument("batch: block table too short for the sequence");
-    }
-    for (int64_t b = 0; b < needed; ++b) {
-      if (s.block_table[b] < 0 || s.block_table[b] >= num_blocks_) {
-        return Status::InvalidArgument("batch: block id out of range");
-      }
-    }
-    total += s.num_tokens;
-  }
-  if (total != batch.num_tokens()) {
-    return Status::InvalidArgument("batch: sequence token counts do not add up to the batch");
-  }
-  if (total > (int64_t{1} << 30)) return Status::InvalidArgument("batch: too many tokens");
-  for (int32_t id : batch.token_ids) {
-    if (id < 0 || id >= config_.vocab_size) {
-      return Status::InvalidArgument("token id " + std::to_string(id) +
-                                     " is outside the vocabulary");
-    }
-  }
-  for (int64_t r : batch.logits_rows) {
-    if (r < 0 || r >= total) return Status::InvalidArgument("batch: logits row out of range");
+  JISU_RETURN_IF_ERROR(ValidateForwardBatch(batch, config_.max_position, config_.vocab_size,
+                                            options_.block_size, num_blocks_));
+  if (batch.num_tokens() > (int64_t{1} << 30)) {
+    return Status::InvalidArgument("batch: too many tokens");
   }
   return Status::Ok();
 }

@@ -164,30 +164,11 @@ Status WriteDummyGguf(const std::string& path, const DummyModelOptions& o) {
   JISU_RETURN_IF_ERROR(ValidateOptions(o));
   const ModelConfig& c = o.config;
   JISU_ASSIGN_OR_RETURN(SyntheticVocab vocab, MakeSyntheticVocab(c.vocab_size));
-  const std::string arch = ArchitectureName(c.arch);
   GgufWriter w;
-  w.AddString("general.architecture", arch);
+  AddModelConfigToGguf(c, w);
   w.AddString("general.name", o.name.empty() ? "jisu-dummy" : o.name);
   w.AddU32("general.file_type", FileType(o.type));
   w.AddU32("general.quantization_version", 2);
-  w.AddU32(arch + ".context_length", static_cast<uint32_t>(c.max_position));
-  w.AddU32(arch + ".embedding_length", static_cast<uint32_t>(c.hidden_size));
-  w.AddU32(arch + ".block_count", static_cast<uint32_t>(c.num_layers));
-  w.AddU32(arch + ".feed_forward_length", static_cast<uint32_t>(c.intermediate_size));
-  w.AddU32(arch + ".attention.head_count", static_cast<uint32_t>(c.num_heads));
-  w.AddU32(arch + ".attention.head_count_kv", static_cast<uint32_t>(c.num_kv_heads));
-  w.AddF32(arch + ".attention.layer_norm_rms_epsilon", c.rms_norm_eps);
-  w.AddF32(arch + ".rope.freq_base", c.rope_theta);
-  w.AddU32(arch + ".rope.dimension_count", static_cast<uint32_t>(c.head_dim));
-  w.AddU32(arch + ".vocab_size", static_cast<uint32_t>(c.vocab_size));
-  if (c.head_dim * c.num_heads != c.hidden_size) {
-    w.AddU32(arch + ".attention.key_length", static_cast<uint32_t>(c.head_dim));
-    w.AddU32(arch + ".attention.value_length", static_cast<uint32_t>(c.head_dim));
-  }
-  if (c.rope_scaling.type == RopeScaling::Type::kLinear) {
-    w.AddString(arch + ".rope.scaling.type", "linear");
-    w.AddF32(arch + ".rope.scaling.factor", c.rope_scaling.factor);
-  }
   AddSyntheticVocab(vocab, w);
   vocab = SyntheticVocab{};  // the writer holds its own copy
 

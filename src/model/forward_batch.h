@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "jisu/status.h"
+
 namespace jisu {
 
 struct BatchSequence {
@@ -21,5 +23,11 @@ struct ForwardBatch {
   std::span<const int64_t> logits_rows;  // flat token indices whose logits are returned
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
 };
+
+// Checks a batch against the model and the KV pool it will run on, before any backend touches
+// memory: positive token counts that add up, positions within the context, block tables long
+// enough and in range, token ids in the vocabulary, logits rows in the batch.
+Status ValidateForwardBatch(const ForwardBatch& batch, int64_t max_position, int64_t vocab_size,
+                            int64_t block_size, int64_t num_blocks);
 
 }  // namespace jisu

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "format/gguf.h"
+#include "format/gguf_writer.h"
 
 namespace jisu {
 namespace {
@@ -308,6 +309,32 @@ std::vector<float> RopeInverseFrequencies(const ModelConfig& c) {
     }
   }
   return inv;
+}
+
+void AddModelConfigToGguf(const ModelConfig& c, GgufWriter& w) {
+  const std::string arch = ArchitectureName(c.arch);
+  w.AddString("general.architecture", arch);
+  w.AddU32(arch + ".context_length", static_cast<uint32_t>(c.max_position));
+  w.AddU32(arch + ".embedding_length", static_cast<uint32_t>(c.hidden_size));
+  w.AddU32(arch + ".block_count", static_cast<uint32_t>(c.num_layers));
+  w.AddU32(arch + ".feed_forward_length", static_cast<uint32_t>(c.intermediate_size));
+  w.AddU32(arch + ".attention.head_count", static_cast<uint32_t>(c.num_heads));
+  w.AddU32(arch + ".attention.head_count_kv", static_cast<uint32_t>(c.num_kv_heads));
+  w.AddF32(arch + ".attention.layer_norm_rms_epsilon", c.rms_norm_eps);
+  w.AddF32(arch + ".rope.freq_base", c.rope_theta);
+  w.AddU32(arch + ".rope.dimension_count", static_cast<uint32_t>(c.head_dim));
+  w.AddU32(arch + ".vocab_size", static_cast<uint32_t>(c.vocab_size));
+  if (c.head_dim * c.num_heads != c.hidden_size) {
+    w.AddU32(arch + ".attention.key_length", static_cast<uint32_t>(c.head_dim));
+    w.AddU32(arch + ".attention.value_length", static_cast<uint32_t>(c.head_dim));
+  }
+  if (c.rope_scaling.type == RopeScaling::Type::kLinear) {
+    w.AddString(arch + ".rope.scaling.type", "linear");
+    w.AddF32(arch + ".rope.scaling.factor", c.rope_scaling.factor);
+  }
+  if (c.sliding_window) {
+    w.AddU32(arch + ".attention.sliding_window", static_cast<uint32_t>(*c.sliding_window));
+  }
 }
 
 }  // namespace jisu

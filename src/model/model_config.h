@@ -16,6 +16,7 @@
 namespace jisu {
 
 class GgufFile;
+class GgufWriter;
 
 enum class Architecture { kLlama, kMistral, kQwen2 };
 const char* ArchitectureName(Architecture arch);
@@ -62,6 +63,10 @@ Result<ModelConfig> ModelConfigFromHf(const nlohmann::json& config);
 // From GGUF metadata (general.architecture llama / mistral / qwen2). vocab_size falls back to
 // the tokenizer's token count.
 Result<ModelConfig> ModelConfigFromGguf(const GgufFile& gguf);
+// The inverse: writes general.architecture and the <arch>.* hyperparameters that
+// ModelConfigFromGguf reads (llama.cpp's key names). Rope frequency factors (llama3 scaling)
+// are a tensor, rope_freqs.weight, which the caller writes.
+void AddModelConfigToGguf(const ModelConfig& config, GgufWriter& writer);
 
 // Inverse rotary frequencies [head_dim / 2] including rope scaling, computed in float32 as
 // transformers does (so positions and angles match it bit for bit where possible).
