@@ -43,9 +43,9 @@ void PrintTo(const Variant& v, std::ostream* os) {
 }
 
 std::string VariantName(const ::testing::TestParamInfo<Variant>& info) {
-  std::string n =
-      info.param.fixture + (info.param.convert_to.empty() ? "" : "_gguf_" + info.param.convert_to) +
-      (info.param.int8_activations ? "_int8" : "");
+  std::string n = info.param.fixture +
+                  (info.param.convert_to.empty() ? "" : "_gguf_" + info.param.convert_to) +
+                  (info.param.int8_activations ? "_int8" : "");
   for (char& ch : n) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
