@@ -26,36 +26,8 @@ constexpr const char* kQwen2Regex =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-// llama.cpp's general.file_type values (K-quants: the _S variant for uniform files).
-uint32_t FileType(DType t, QuantMix mix) {
-  if (mix == QuantMix::kQ4_K_M) return 15;
-  switch (t) {
-    case DType::kF32:
-      return 0;
-    case DType::kF16:
-      return 1;
-    case DType::kQ4_0:
-      return 2;
-    case DType::kQ4_1:
-      return 3;
-    case DType::kQ8_0:
-      return 7;
-    case DType::kQ2_K:
-      return 10;
-    case DType::kQ3_K:
-      return 11;  // Q3_K_S
-    case DType::kQ4_K:
-      return 14;
-    case DType::kQ5_K:
-      return 16;
-    case DType::kQ6_K:
-      return 18;
-    case DType::kBF16:
-      return 32;
-    default:
-      return 0;
-  }
-}
+// llama.cpp's general.file_type: the mixes have their own codes.
+uint32_t FileType(DType t, QuantMix mix) { return mix == QuantMix::kQ4_K_M ? 15 : GgufFileType(t); }
 
 // Names the GGUF pre-tokenizer of a byte-level BPE tokenizer.json, or fails for ones we
 // cannot name (a GGUF reader would otherwise split text differently than the original).

@@ -7,6 +7,7 @@
 namespace jisu {
 namespace {
 
+// clang-format off
 constexpr std::array<DTypeTraits, 20> kTraits = {{
     {DType::kF32, "f32", 1, 4},
     {DType::kF16, "f16", 1, 2},
@@ -29,6 +30,7 @@ constexpr std::array<DTypeTraits, 20> kTraits = {{
     {DType::kF64, "f64", 1, 8},
     {DType::kBF16, "bf16", 1, 2},
 }};
+// clang-format on
 
 }  // namespace
 
@@ -63,6 +65,33 @@ std::optional<uint64_t> RowBytes(DType dtype, uint64_t num_elements) {
     return std::nullopt;
   }
   return num_blocks * static_cast<uint64_t>(t.block_bytes);
+}
+
+uint32_t GgufFileType(DType dtype) {
+  switch (dtype) {
+    case DType::kF16:
+      return 1;
+    case DType::kQ4_0:
+      return 2;
+    case DType::kQ4_1:
+      return 3;
+    case DType::kQ8_0:
+      return 7;
+    case DType::kQ2_K:
+      return 10;
+    case DType::kQ3_K:
+      return 11;
+    case DType::kQ4_K:
+      return 14;
+    case DType::kQ5_K:
+      return 16;
+    case DType::kQ6_K:
+      return 18;
+    case DType::kBF16:
+      return 32;
+    default:
+      return 0;
+  }
 }
 
 }  // namespace jisu

@@ -51,4 +51,8 @@ std::optional<DType> DTypeFromName(std::string_view name);
 // size or the size overflows.
 std::optional<uint64_t> RowBytes(DType dtype, uint64_t num_elements);
 
+// llama.cpp's general.file_type for a file whose matrices are mostly `dtype` (K-quants: the
+// uniform "_S" variants); 0 (all F32) for types without a code.
+uint32_t GgufFileType(DType dtype);
+
 }  // namespace jisu

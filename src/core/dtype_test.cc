@@ -45,3 +45,19 @@ TEST(HalfTest, RoundTripsAndRoundsToNearestEven) {
 
 }  // namespace
 }  // namespace jisu
+
+namespace jisu {
+namespace {
+
+TEST(DTypeTest, GgufFileTypeCodesAreLlamaCpps) {
+  EXPECT_EQ(GgufFileType(DType::kF32), 0u);
+  EXPECT_EQ(GgufFileType(DType::kF16), 1u);
+  EXPECT_EQ(GgufFileType(DType::kQ4_0), 2u);
+  EXPECT_EQ(GgufFileType(DType::kQ8_0), 7u);
+  EXPECT_EQ(GgufFileType(DType::kQ4_K), 14u);
+  EXPECT_EQ(GgufFileType(DType::kQ6_K), 18u);
+  EXPECT_EQ(GgufFileType(DType::kBF16), 32u);
+}
+
+}  // namespace
+}  // namespace jisu

@@ -36,24 +36,6 @@ uint64_t HashName(const std::string& s) {  // FNV-1a
   return h;
 }
 
-// llama.cpp's general.file_type values.
-uint32_t FileType(DType t) {
-  switch (t) {
-    case DType::kF16:
-      return 1;
-    case DType::kQ4_0:
-      return 2;
-    case DType::kQ4_1:
-      return 3;
-    case DType::kQ8_0:
-      return 7;
-    case DType::kBF16:
-      return 32;
-    default:
-      return 0;
-  }
-}
-
 bool IsFourBit(DType t) { return t == DType::kQ4_0 || t == DType::kQ4_1; }
 
 struct TensorPlan {
@@ -167,7 +149,7 @@ Status WriteDummyGguf(const std::string& path, const DummyModelOptions& o) {
   GgufWriter w;
   AddModelConfigToGguf(c, w);
   w.AddString("general.name", o.name.empty() ? "jisu-dummy" : o.name);
-  w.AddU32("general.file_type", FileType(o.type));
+  w.AddU32("general.file_type", GgufFileType(o.type));
   w.AddU32("general.quantization_version", 2);
   AddSyntheticVocab(vocab, w);
   vocab = SyntheticVocab{};  // the writer holds its own copy
