@@ -33,6 +33,8 @@ struct BenchGpuFlags {
   bool gemv = false;
   bool profile = false;
   bool warp_decode = false;
+  bool no_flash = false;
+  bool unfused = false;
   int64_t attn_chunk = 0;
 };
 
@@ -131,8 +133,12 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.small_batch_gemv = f.gemv;
   o.profile = f.profile;
   o.warp_split_decode = f.warp_decode;
+  o.flash_attention = !f.no_flash;
+  o.fused_kernels = !f.unfused;
   o.attention_chunk_tokens = f.attn_chunk;
-  std::printf("small-batch GEMV %s, decode attention %s, ", f.gemv ? "on" : "off",
+  std::printf("small-batch GEMV %s, elementwise kernels %s, attention %s, decode attention %s, ",
+              f.gemv ? "on" : "off", f.unfused ? "UNFUSED" : "fused",
+              f.no_flash ? "previous kernels" : "flash (mma.sync)",
               f.warp_decode ? "warp-split" : "row per warp");
   std::printf("CUDA graphs %s, prefill attention on %s, key chunk %s\n", f.no_graphs ? "off" : "on",
               f.no_tc_attention ? "FP32 cores" : "tensor cores",
@@ -249,6 +255,10 @@ void RegisterBenchGpu(CLI::App& app) {
                 "prefill attention on the FP32 kernel");
   cmd->add_flag("--gemv", flags->gemv, "own GEMV kernel for steps of <= 8 tokens");
   cmd->add_flag("--warp-decode", flags->warp_decode, "decode attention on the warp-split kernel");
+  cmd->add_flag("--no-flash", flags->no_flash,
+                "attention on the previous kernels instead of the mma.sync flash kernels");
+  cmd->add_flag("--unfused", flags->unfused,
+                "unfused baseline: every elementwise step its own kernel (fusion study)");
   cmd->add_flag("--profile", flags->profile,
                 "per-kernel breakdown with CUDA events (graphs off; slower steps)");
   cmd->add_option("--attn-chunk", flags->attn_chunk, "attention key chunk (0 = auto)");

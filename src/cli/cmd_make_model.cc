@@ -38,6 +38,11 @@ Result<ModelConfig> ConfigFromFlags(const MakeModelFlags& f) {
     if (!r.ok()) return r.status().WithContext(f.config);
     c = *r;
   }
+  // The files are for side-by-side runs with llama.cpp, whose llama architecture has no sliding
+  // window: such a file would mean one model to jisu and another to llama.cpp.
+  if (c.sliding_window) {
+    return Status::Unsupported("sliding-window (Mistral) shapes are not supported by make-model");
+  }
   if (f.layers < 0) return Status::InvalidArgument("--layers must be positive");
   if (f.layers > 0) c.num_layers = f.layers;
   return c;

@@ -181,6 +181,7 @@ class CudaBackend final : public ForwardBackend {
   // Scratch, grown to the largest step seen.
   int64_t cap_tokens_ = 0, cap_rows_ = 0, cap_partials_ = 0;
   DeviceBuffer x_, xn_, qkv_, q_, attn_, gate_up_, act_, logits_, part_acc_, part_ml_;
+  DeviceBuffer tmp_;  // unfused baseline: GEMM output before the residual add
 
   // Step metadata: built in pinned host memory, uploaded with one copy.
   int32_t* meta_host_ = nullptr;
@@ -534,6 +535,7 @@ Status CudaBackend::EnsureScratch(int64_t tokens, int64_t rows, int64_t partials
     JISU_RETURN_IF_ERROR(attn_.Resize(t * c.q_dim() * 2));
     JISU_RETURN_IF_ERROR(gate_up_.Resize(t * 2 * c.intermediate_size * 4));
     JISU_RETURN_IF_ERROR(act_.Resize(t * c.intermediate_size * 2));
+    if (!options_.fused_kernels) JISU_RETURN_IF_ERROR(tmp_.Resize(t * c.hidden_size * 4));
     cap_tokens_ = t;
   }
   if (rows > cap_rows_) {
@@ -643,6 +645,16 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   attn.max_chunks = max_chunks_;
   attn.tensor_cores = options_.prefill_tensor_cores;
   attn.warp_split_decode = options_.warp_split_decode;
+  attn.flash = options_.flash_attention;
+  const bool fused = options_.fused_kernels;
+  const int T32 = static_cast<int>(T);
+  // Residual adds: in the GEMM epilogue (fused) or GEMM into tmp_, then an add kernel.
+  auto residual_gemm = [&](const DeviceBuffer& w, int64_t n, int64_t k, const void* x) -> Status {
+    if (fused) return Gemm(w, n, k, x, T, x_.as<float>(), true);
+    JISU_RETURN_IF_ERROR(Gemm(w, n, k, x, T, tmp_.as<float>(), false));
+    cuda::LaunchAdd(x_.as<float>(), tmp_.as<float>(), static_cast<size_t>(T) * n, s);
+    return Status::Ok();
+  };
   const auto* items = reinterpret_cast<const AttnItem*>(meta + off_items_);
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const uint64_t layer_kv = static_cast<uint64_t>(num_blocks_) * BlockBytes() / 2;  // elements
@@ -655,11 +667,23 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     Mark("rmsnorm");
     JISU_RETURN_IF_ERROR(Gemm(w.wqkv, QkvDim(), hidden, xn_.get(), T, qkv_.as<float>(), false));
     Mark("gemm_qkv");
-    cuda::LaunchQkvRope(qkv_.as<float>(), w.bqkv.size() ? w.bqkv.as<float>() : nullptr,
-                        meta + off_pos_, meta + off_slots_, static_cast<int>(T), attn.heads,
-                        attn.kv_heads, attn.head_dim, inv_freq_.as<float>(),
-                        c.rope_style == RopeStyle::kInterleaved, q_scale, q_.as<float>(), kv,
-                        attn.block_size, s);
+    const bool interleaved = c.rope_style == RopeStyle::kInterleaved;
+    if (fused) {
+      cuda::LaunchQkvRope(qkv_.as<float>(), w.bqkv.size() ? w.bqkv.as<float>() : nullptr,
+                          meta + off_pos_, meta + off_slots_, T32, attn.heads, attn.kv_heads,
+                          attn.head_dim, inv_freq_.as<float>(), interleaved, q_scale,
+                          q_.as<float>(), kv, attn.block_size, s);
+    } else {
+      const int qkv_dim = static_cast<int>(QkvDim());
+      if (w.bqkv.size()) {
+        cuda::LaunchAddBias(qkv_.as<float>(), w.bqkv.as<float>(), T32, qkv_dim, qkv_dim, s);
+      }
+      cuda::LaunchRopeInPlace(qkv_.as<float>(), meta + off_pos_, T32, attn.heads, attn.kv_heads,
+                              attn.head_dim, inv_freq_.as<float>(), interleaved, s);
+      cuda::LaunchSplitQkvToCache(qkv_.as<float>(), meta + off_slots_, T32, attn.heads,
+                                  attn.kv_heads, attn.head_dim, q_scale, q_.as<float>(), kv,
+                                  attn.block_size, s);
+    }
     Mark("qkv_rope_kv");
     attn.kv = kv;
     attn.items = items;
@@ -676,7 +700,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
       cuda::LaunchAttentionCombine(attn, meta + off_chunks_, static_cast<int>(T), s);
       Mark("attn_combine");
     }
-    JISU_RETURN_IF_ERROR(Gemm(w.wo, hidden, c.q_dim(), attn_.get(), T, x_.as<float>(), true));
+    JISU_RETURN_IF_ERROR(residual_gemm(w.wo, hidden, c.q_dim(), attn_.get()));
     Mark("gemm_o");
     cuda::LaunchRmsNorm(x_.as<float>(), nullptr, static_cast<int>(T), hidden,
                         w.ffn_norm.as<float>(), c.rms_norm_eps, xn_.as<uint16_t>(), s);
@@ -684,11 +708,15 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     JISU_RETURN_IF_ERROR(Gemm(w.w_gate_up, 2 * c.intermediate_size, hidden, xn_.get(), T,
                               gate_up_.as<float>(), false));
     Mark("gemm_gate_up");
-    cuda::LaunchSiluMul(gate_up_.as<float>(), static_cast<int>(T),
-                        static_cast<int>(c.intermediate_size), act_.as<uint16_t>(), s);
+    const int ffn = static_cast<int>(c.intermediate_size);
+    if (fused) {
+      cuda::LaunchSiluMul(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+    } else {
+      cuda::LaunchSiluInPlace(gate_up_.as<float>(), T32, ffn, s);
+      cuda::LaunchMulToBf16(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+    }
     Mark("silu_mul");
-    JISU_RETURN_IF_ERROR(
-        Gemm(w.w_down, hidden, c.intermediate_size, act_.get(), T, x_.as<float>(), true));
+    JISU_RETURN_IF_ERROR(residual_gemm(w.w_down, hidden, c.intermediate_size, act_.get()));
     Mark("gemm_down");
   }
   if (R > 0) {

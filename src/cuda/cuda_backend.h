@@ -37,6 +37,13 @@ struct CudaBackendOptions {
   // H200 it measured no faster at batch 256 and 8% slower at 64 (worse for Qwen2's 7-head
   // groups, padded to 8); kept, tested, as the base for a tensor-core decode kernel.
   bool warp_split_decode = false;
+  // Head dim 64 or 128: attention on the mma.sync kernels (flash_attention.cu: S, P and O in
+  // registers, K/V through a cp.async ring) for prefill tiles and for decode steps of GQA
+  // groups up to 16 heads. Overrides the two options above where it applies.
+  bool flash_attention = true;
+  // False: the unfused baseline for the fusion study (bias, RoPE, K/V write, SiLU, multiply and
+  // residual adds as separate kernels instead of fused ones and GEMM epilogues).
+  bool fused_kernels = true;
   // Steps of at most 8 tokens multiply through the backend's own GEMV kernel instead of
   // cuBLAS. Off: on an H200 it measured no faster at batch 1 and 2x slower at batch 8
   // (bench/results/2026-12-01-cuda-h200.md); kept, tested, for the fused-decode work.

@@ -9,12 +9,16 @@
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <filesystem>
+#include <functional>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "engine/engine.h"
 #include "kv/kv_cache.h"
+#include "model/dummy_model.h"
 #include "model/cpu_backend.h"
 #include "runner/generator.h"
 #include "tests/test_util.h"
@@ -59,12 +63,16 @@ class CudaBackendTest : public ::testing::Test {
 
   static std::unique_ptr<ForwardBackend> Gpu(const Model& model, int64_t blocks,
                                              int64_t chunk_tokens = 0, int64_t block_size = 16,
-                                             bool fast_paths = true, bool gemv = false) {
+                                             bool fast_paths = true, bool gemv = false,
+                                             const std::function<void(CudaBackendOptions&)>&
+                                                 tweak = nullptr) {
     CudaBackendOptions o;
     o.cuda_graphs = fast_paths;
     o.prefill_tensor_cores = fast_paths;
     o.warp_split_decode = fast_paths;
+    o.flash_attention = fast_paths;
     o.small_batch_gemv = gemv;
+    if (tweak) tweak(o);
     o.block_size = block_size;
     o.kv_bytes = 1ull << 30;
     o.max_kv_blocks = blocks;
@@ -115,19 +123,21 @@ std::vector<int32_t> Ids(int64_t n, int64_t vocab, uint32_t seed) {
   return ids;
 }
 
-void CompareWithCpu(const char* name, int64_t chunk_tokens, bool fast_paths = true,
-                    bool gemv = false) {
-  auto model = CudaBackendTest::Load(name);
-  ASSERT_TRUE(model);
-  const Tokenizer& tok = model->tokenizer();
-  const std::vector<int32_t> prompt = tok.Encode(
-      "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n    if n < 2:\n",
-      false);
+void CompareModelWithCpu(const Model& m, const char* name, const std::vector<int32_t>& prompt,
+                         int64_t chunk_tokens, bool fast_paths = true, bool gemv = false,
+                         const std::function<void(CudaBackendOptions&)>& tweak = nullptr) {
+  const Model* model = &m;
   const std::vector<int32_t> decode = Ids(24, model->config().vocab_size, 5);
   // Scrambled, non-contiguous blocks.
-  std::vector<int32_t> blocks = {7, 2, 11, 5, 0, 9, 3, 14};
-  auto gpu = CudaBackendTest::Gpu(*model, 16, chunk_tokens, 16, fast_paths, gemv);
-  auto cpu = CudaBackendTest::Cpu(*model, 16);
+  const int64_t bs = 16;
+  const int64_t needed = BlocksForTokens(static_cast<int64_t>(prompt.size() + decode.size()), bs);
+  const int64_t pool = std::max<int64_t>(16, 2 * needed);
+  std::vector<int32_t> blocks(pool);
+  std::iota(blocks.begin(), blocks.end(), 0);
+  std::shuffle(blocks.begin(), blocks.end(), std::mt19937(11));
+  blocks.resize(needed);
+  auto gpu = CudaBackendTest::Gpu(*model, pool, chunk_tokens, bs, fast_paths, gemv, tweak);
+  auto cpu = CudaBackendTest::Cpu(*model, pool);
   ASSERT_TRUE(gpu && cpu);
   const auto want = RunSequence(*cpu, prompt, decode, blocks);
   const auto got = RunSequence(*gpu, prompt, decode, blocks);
@@ -148,6 +158,63 @@ void CompareWithCpu(const char* name, int64_t chunk_tokens, bool fast_paths = tr
       name, static_cast<long long>(chunk_tokens), static_cast<long long>(rows), worst, argmax_same);
 }
 
+void CompareWithCpu(const char* name, int64_t chunk_tokens, bool fast_paths = true,
+                    bool gemv = false,
+                    const std::function<void(CudaBackendOptions&)>& tweak = nullptr) {
+  auto model = CudaBackendTest::Load(name);
+  ASSERT_TRUE(model);
+  const std::vector<int32_t> prompt = model->tokenizer().Encode(
+      "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n    if n < 2:\n",
+      false);
+  CompareModelWithCpu(*model, name, prompt, chunk_tokens, fast_paths, gemv, tweak);
+}
+
+// Random-weight BF16 models at head sizes and GQA groups the bundled ones lack (head_dim 128,
+// groups of 4 and 8, a sliding window), written to a temporary GGUF.
+std::unique_ptr<Model> SyntheticModel(Architecture arch, int64_t heads, int64_t kv_heads,
+                                      int64_t head_dim, std::optional<int64_t> window) {
+  DummyModelOptions o;
+  ModelConfig& c = o.config;
+  c.arch = arch;
+  c.vocab_size = 512;
+  c.num_heads = heads;
+  c.num_kv_heads = kv_heads;
+  c.head_dim = head_dim;
+  c.hidden_size = heads * head_dim;
+  c.num_layers = 2;
+  c.intermediate_size = 1024;
+  c.max_position = 4096;
+  c.rope_theta = 10000.0f;
+  c.attention_bias = arch == Architecture::kQwen2;
+  c.sliding_window = window;
+  o.type = DType::kBF16;
+  o.seed = 7;
+  o.threads = 2;
+  o.name = "synthetic";
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("jisu_cuda_test_" + std::to_string(heads) + "_" + std::to_string(kv_heads) +
+                     "_" + std::to_string(head_dim) + ".gguf");
+  Status st = WriteDummyGguf(path.string(), o);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  if (!st.ok()) return nullptr;
+  auto m = Model::Load(path.string());
+  std::filesystem::remove(path);  // the mapping stays valid
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
+// A 300-token prompt: several 64-key tiles per query tile, causal masks on the diagonal ones.
+void CompareSyntheticWithCpu(Architecture arch, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                             std::optional<int64_t> window, int64_t chunk_tokens,
+                             const std::function<void(CudaBackendOptions&)>& tweak = nullptr) {
+  auto model = SyntheticModel(arch, heads, kv_heads, head_dim, window);
+  ASSERT_TRUE(model);
+  const std::string name = "synthetic h" + std::to_string(heads) + "/kv" +
+                           std::to_string(kv_heads) + "/d" + std::to_string(head_dim);
+  CompareModelWithCpu(*model, name.c_str(), Ids(300, model->config().vocab_size, 3), chunk_tokens,
+                      true, false, tweak);
+}
+
 TEST_F(CudaBackendTest, LogitsMatchCpuTinyLlama) { CompareWithCpu("tiny-llama", 0); }
 TEST_F(CudaBackendTest, LogitsMatchCpuTinyDraftQwen2) { CompareWithCpu("tiny-draft", 0); }
 // Keys split into 16-token chunks: exercises the partial-softmax combine (flash-decoding).
@@ -156,6 +223,31 @@ TEST_F(CudaBackendTest, LogitsMatchCpuWithSplitKeys) { CompareWithCpu("tiny-llam
 TEST_F(CudaBackendTest, LogitsMatchCpuWithSmallBatchGemv) {
   CompareWithCpu("tiny-llama", 0, true, true);
   CompareWithCpu("tiny-draft", 0, true, true);
+}
+// The flash (mma.sync) kernels at the shapes of Llama-3-8B (head 128, group 4), Qwen2-7B-like
+// groups of 8 with QKV bias (head 64), and Mistral's sliding window; whole and split keys.
+TEST_F(CudaBackendTest, FlashAttentionMatchesCpuHead128Group4) {
+  CompareSyntheticWithCpu(Architecture::kLlama, 8, 2, 128, std::nullopt, 0);
+  CompareSyntheticWithCpu(Architecture::kLlama, 8, 2, 128, std::nullopt, 64);
+}
+TEST_F(CudaBackendTest, FlashAttentionMatchesCpuHead64Group8Bias) {
+  CompareSyntheticWithCpu(Architecture::kQwen2, 16, 2, 64, std::nullopt, 0);
+  CompareSyntheticWithCpu(Architecture::kQwen2, 16, 2, 64, std::nullopt, 100);
+}
+TEST_F(CudaBackendTest, FlashAttentionMatchesCpuSlidingWindow) {
+  CompareSyntheticWithCpu(Architecture::kMistral, 8, 2, 128, 48, 0);
+}
+// The previous attention kernels (WMMA prefill tiles, warp-split decode), still selectable.
+TEST_F(CudaBackendTest, PreviousAttentionKernelsMatchCpu) {
+  auto no_flash = [](CudaBackendOptions& o) { o.flash_attention = false; };
+  CompareWithCpu("tiny-llama", 0, true, false, no_flash);
+  CompareSyntheticWithCpu(Architecture::kLlama, 8, 2, 128, std::nullopt, 0, no_flash);
+}
+// The unfused baseline of the fusion study computes the same thing.
+TEST_F(CudaBackendTest, UnfusedKernelsMatchCpu) {
+  auto unfused = [](CudaBackendOptions& o) { o.fused_kernels = false; };
+  CompareWithCpu("tiny-draft", 0, true, false, unfused);
+  CompareSyntheticWithCpu(Architecture::kQwen2, 16, 2, 64, std::nullopt, 0, unfused);
 }
 // The plain paths: every step launched eagerly, attention on the FP32 row-per-warp kernel.
 TEST_F(CudaBackendTest, LogitsMatchCpuWithoutGraphsOrTensorCores) {

@@ -849,6 +849,7 @@ void LaunchSiluMul(const float* gate_up, int num_tokens, int ffn, uint16_t* out,
 
 void LaunchAttention(const AttnArgs& args, cudaStream_t stream) {
   if (args.num_items == 0) return;
+  if (args.flash && LaunchFlashAttention(args, stream)) return;
   switch (args.head_dim) {
     case 32:
       return LaunchAttentionHd<32>(args, stream);

@@ -41,6 +41,9 @@ struct AttnArgs {
   // Decode items (rows_per_warp < 16, one token) with head_dim 64 or 128 and up to 8 query
   // heads per KV head: the kernel whose warps split the keys, each holding the whole group.
   bool warp_split_decode = false;
+  // Head dim 64 or 128: the mma.sync kernels of flash_attention.cu (prefill tiles of 64 rows;
+  // decode items with up to 16 query heads per KV head) instead of the two above.
+  bool flash = false;
   uint16_t* out = nullptr;    // [T, heads * head_dim]
   float* part_acc = nullptr;  // [T, heads, max_chunks, head_dim]
   float* part_ml = nullptr;   // [T, heads, max_chunks, 2]
@@ -68,6 +71,8 @@ void LaunchQkvRope(const float* qkv, const float* bias, const int32_t* positions
 void LaunchSiluMul(const float* gate_up, int num_tokens, int ffn, uint16_t* out,
                    cudaStream_t stream);
 void LaunchAttention(const AttnArgs& args, cudaStream_t stream);
+// The mma.sync kernels (flash_attention.cu); false (nothing launched) for shapes they lack.
+bool LaunchFlashAttention(const AttnArgs& args, cudaStream_t stream);
 // Merges the partial softmaxes of tokens whose chunk count (token_chunks[t]) is > 1.
 void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, int num_tokens,
                             cudaStream_t stream);
@@ -77,6 +82,24 @@ void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, i
 constexpr int kMaxGemvTokens = 8;
 bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
                 bool accumulate, cudaStream_t stream);
+
+// The unfused baseline of the fusion study (unfused_kernels.cu): each elementwise step its own
+// kernel, as an eager framework runs them, instead of the fused kernels above.
+// x[t, i] += b[i] for t < tokens, i < n (row stride `stride`).
+void LaunchAddBias(float* x, const float* b, int tokens, int n, int stride, cudaStream_t stream);
+// Rotates the q and k heads of qkv rows in place.
+void LaunchRopeInPlace(float* qkv, const int32_t* positions, int tokens, int heads, int kv_heads,
+                       int head_dim, const float* inv_freq, bool interleaved, cudaStream_t stream);
+// q_out = q part of qkv * scale; k, v parts to the cache slots.
+void LaunchSplitQkvToCache(const float* qkv, const int32_t* slots, int tokens, int heads,
+                           int kv_heads, int head_dim, float q_scale, float* q_out,
+                           uint16_t* kv_layer, int block_size, cudaStream_t stream);
+// gate_up [T, 2 ffn]: gate = silu(gate) in place; then out = bf16(gate * up).
+void LaunchSiluInPlace(float* gate_up, int tokens, int ffn, cudaStream_t stream);
+void LaunchMulToBf16(const float* gate_up, int tokens, int ffn, uint16_t* out,
+                     cudaStream_t stream);
+// x += y, n elements.
+void LaunchAdd(float* x, const float* y, size_t n, cudaStream_t stream);
 
 // Weight generation for benchmarks: uniform in [-scale, scale] from a counter hash.
 void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed, cudaStream_t stream);

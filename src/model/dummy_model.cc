@@ -106,9 +106,6 @@ Status ValidateOptions(const DummyModelOptions& o) {
                                    " is too small for the synthetic tokenizer (minimum " +
                                    std::to_string(kMinSyntheticVocab) + ")");
   }
-  if (o.config.sliding_window) {
-    return Status::Unsupported("sliding-window (Mistral) shapes are not supported by make-model");
-  }
   return Status::Ok();
 }
 

@@ -1,0 +1,383 @@
+// FlashAttention-2-style kernels on mma.sync (BF16 in, FP32 accumulate) over the paged cache.
+// Scores, probabilities and the output stay in registers: a warp holds 16 query rows, computes
+// S = Q K^T for a tile of keys with m16n8k16 MMAs, applies the online softmax to its S
+// fragment, reuses that fragment as the A operand of O += P V, and never writes S or P to
+// memory. K/V tiles of 64 keys are gathered from the paged cache with cp.async into a
+// two-stage shared-memory ring, so the next tile's loads overlap this tile's math.
+//
+// Two work splits share the tile code:
+// - prefill tiles: 64 query rows (tokens x heads of one KV group) per block, warp w owns rows
+//   [16w, 16w + 16) and all 64 keys of each tile;
+// - decode items: the group's query rows (<= 16, one token) in every warp, warp w takes keys
+//   [16w, 16w + 16) of each tile (flash-decoding inside the block), and the four partial
+//   softmaxes are merged at the end. K/V are read once for the whole GQA group.
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/kernels.h"
+
+namespace jisu::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+constexpr int kThreads = 128;
+constexpr int kTileKeys = 64;
+constexpr int kPrefillRows = 64;  // = AttentionRows(16): the tile Prepare builds
+constexpr int kDecodeRows = 16;   // one MMA row block: GQA groups up to 16 heads
+
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, bypassing L1; zero-filled when !valid (src is then not read).
+__device__ __forceinline__ void CpAsync16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddr(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void CpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void Ldmatrix4(uint32_t (&r)[4], const bf16* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(SmemAddr(p)));
+}
+__device__ __forceinline__ void Ldmatrix4Trans(uint32_t (&r)[4], const bf16* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(SmemAddr(p)));
+}
+
+// c (16x8, f32) += a (16x16, bf16, row-major) * b (16x8, bf16, column-major).
+__device__ __forceinline__ void Mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+template <int HD>
+struct FlashLayout {
+  static constexpr int kStride = HD + 8;  // bf16; 16-byte row shift: ldmatrix is conflict-free
+  static constexpr int kQElems = kPrefillRows * kStride;
+  static constexpr int kStageElems = 2 * kTileKeys * kStride;  // K then V
+  static constexpr size_t kBytes = (kQElems + 2 * static_cast<size_t>(kStageElems)) * 2;
+  // The decode merge reuses the stages: per warp, 16 rows of O (f32) plus m and l.
+  static_assert(4 * kDecodeRows * (HD + 2) * 4 <= 2 * kStageElems * 2, "merge buffer too big");
+};
+
+// grid: (items, kv_heads), 128 threads.
+template <int HD, bool kDecode>
+__global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
+  using L = FlashLayout<HD>;
+  constexpr int S = L::kStride;
+  constexpr int kWarpKeys = kDecode ? kTileKeys / 4 : kTileKeys;  // keys of a tile per warp
+  constexpr int kSBlocks = kWarpKeys / 8;                         // n-blocks of S
+  constexpr int kOBlocks = HD / 8;                                // n-blocks of O
+  constexpr int kRows = kDecode ? kDecodeRows : kPrefillRows;
+  extern __shared__ __align__(128) unsigned char flash_smem[];
+  bf16* qs = reinterpret_cast<bf16*>(flash_smem);
+  bf16* stages = qs + L::kQElems;
+
+  // Prefill items of a sequence come in increasing position order, so the last ones have the
+  // most keys: start those first to shorten the tail.
+  const int item = kDecode ? blockIdx.x : gridDim.x - 1 - blockIdx.x;
+  const AttnItem it = a.items[item];
+  const int kvh = blockIdx.y;
+  const int group = a.heads / a.kv_heads;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int g = lane / 4;  // fragment row (and row + 8)
+  const int t = lane % 4;  // fragment column pair
+  const int nrows = it.q_count * group;
+  const int q_dim = a.heads * HD;
+
+  const size_t head_stride = static_cast<size_t>(a.block_size) * HD;
+  const size_t block_stride = 2 * static_cast<size_t>(a.kv_heads) * head_stride;
+  const size_t v_offset = static_cast<size_t>(a.kv_heads) * head_stride;
+  const bf16* kv = reinterpret_cast<const bf16*>(a.kv);
+  auto load_tile = [&](int stage, int t0) {
+    bf16* ks = stages + stage * L::kStageElems;
+    bf16* vs = ks + kTileKeys * S;
+    constexpr int kVec = HD / 8;  // 16-byte pieces per key row
+#pragma unroll
+    for (int i = 0; i < kTileKeys * kVec / kThreads; ++i) {
+      const int idx = threadIdx.x + i * kThreads;
+      const int j = idx / kVec;
+      const int c = idx % kVec;
+      const int p = t0 + j;
+      const bool ok = p < it.kv_end;
+      const bf16* src = kv;
+      if (ok) {
+        const int block = a.block_tables[it.bt_offset + p / a.block_size];
+        src = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
+              static_cast<size_t>(p % a.block_size) * HD + c * 8;
+      }
+      CpAsync16(ks + j * S + c * 8, src, ok);
+      CpAsync16(vs + j * S + c * 8, ok ? src + v_offset : kv, ok);
+    }
+  };
+  const int num_tiles = (it.kv_end - it.kv_begin + kTileKeys - 1) / kTileKeys;
+  load_tile(0, it.kv_begin);
+  CpAsyncCommit();
+
+  // Q rows (already scaled by 1/sqrt(d)) to BF16 in shared memory, then into A fragments that
+  // stay in registers for the whole kernel.
+  for (int idx = threadIdx.x; idx < kRows * HD / 2; idx += kThreads) {
+    const int r = idx / (HD / 2);
+    const int d = idx % (HD / 2) * 2;
+    float2 v = make_float2(0.0f, 0.0f);
+    if (r < nrows) {
+      const int tok = it.q_begin + r / group;
+      const int h = kvh * group + r % group;
+      v = *reinterpret_cast<const float2*>(a.q + static_cast<size_t>(tok) * q_dim + h * HD + d);
+    }
+    *reinterpret_cast<__nv_bfloat162*>(qs + r * S + d) = __floats2bfloat162_rn(v.x, v.y);
+  }
+  __syncthreads();
+  const int row0 = kDecode ? 0 : warp * 16;
+  uint32_t qa[HD / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < HD / 16; ++kk) {
+    Ldmatrix4(qa[kk], qs + (row0 + lane % 8 + 8 * (lane / 8 % 2)) * S + kk * 16 + 8 * (lane / 16));
+  }
+
+  // This thread's two rows: row0 + g and row0 + g + 8.
+  int qpos[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) qpos[i] = it.q_pos0 + (row0 + g + 8 * i) / group;
+  const int window = a.sliding_window;
+  const int kw0 = kDecode ? warp * kWarpKeys : 0;  // this warp's first key within a tile
+
+  float o[kOBlocks][4];
+#pragma unroll
+  for (int nb = 0; nb < kOBlocks; ++nb) o[nb][0] = o[nb][1] = o[nb][2] = o[nb][3] = 0.0f;
+  float m[2] = {-INFINITY, -INFINITY};
+  float l[2] = {0.0f, 0.0f};  // this thread's share of the row sums (quad-reduced at the end)
+
+  for (int tile = 0; tile < num_tiles; ++tile) {
+    const int t0 = it.kv_begin + tile * kTileKeys;
+    if (tile + 1 < num_tiles) {
+      load_tile((tile + 1) & 1, t0 + kTileKeys);
+      CpAsyncCommit();
+      CpAsyncWait<1>();
+    } else {
+      CpAsyncWait<0>();
+    }
+    __syncthreads();
+    const bf16* ks = stages + (tile & 1) * L::kStageElems + kw0 * S;
+    const bf16* vs = stages + (tile & 1) * L::kStageElems + kTileKeys * S + kw0 * S;
+
+    float s[kSBlocks][4];
+#pragma unroll
+    for (int nb = 0; nb < kSBlocks; ++nb) {
+      s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < HD / 16; kk += 2) {
+        uint32_t b[4];
+        Ldmatrix4(b, ks + (nb * 8 + lane % 8) * S + kk * 16 + 8 * (lane / 8));
+        Mma(s[nb], qa[kk], b[0], b[1]);
+        Mma(s[nb], qa[kk + 1], b[2], b[3]);
+      }
+    }
+
+    // Masks only where some key of the tile can be out of range for some row.
+    const int first_key = t0 + kw0;
+    if (first_key + kWarpKeys > it.kv_end || first_key + kWarpKeys - 1 > it.q_pos0 || window > 0) {
+#pragma unroll
+      for (int nb = 0; nb < kSBlocks; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = first_key + nb * 8 + 2 * t + (e & 1);
+          const int qp = qpos[e >> 1];
+          const bool ok = key < it.kv_end && key <= qp && (window <= 0 || key > qp - window);
+          if (!ok) s[nb][e] = -INFINITY;
+        }
+      }
+    }
+
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int nb = 0; nb < kSBlocks; ++nb) {
+      mx[0] = fmaxf(mx[0], fmaxf(s[nb][0], s[nb][1]));
+      mx[1] = fmaxf(mx[1], fmaxf(s[nb][2], s[nb][3]));
+    }
+    float alpha[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+      mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+      alpha[i] = mx[i] == -INFINITY ? 1.0f : __expf(m[i] - mx[i]);
+      m[i] = mx[i];
+      l[i] *= alpha[i];
+    }
+#pragma unroll
+    for (int nb = 0; nb < kSBlocks; ++nb) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float mi = mx[e >> 1];
+        const float p = mi == -INFINITY ? 0.0f : __expf(s[nb][e] - mi);
+        s[nb][e] = p;
+        l[e >> 1] += p;
+      }
+    }
+#pragma unroll
+    for (int nb = 0; nb < kOBlocks; ++nb) {
+      o[nb][0] *= alpha[0];
+      o[nb][1] *= alpha[0];
+      o[nb][2] *= alpha[1];
+      o[nb][3] *= alpha[1];
+    }
+
+    // O += P V: the S fragments of two adjacent 8-key blocks are the A fragment of 16 keys.
+#pragma unroll
+    for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
+      const uint32_t pa[4] = {PackBf16(s[2 * kk][0], s[2 * kk][1]),
+                              PackBf16(s[2 * kk][2], s[2 * kk][3]),
+                              PackBf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                              PackBf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int nb = 0; nb < kOBlocks; nb += 2) {
+        uint32_t b[4];
+        Ldmatrix4Trans(b, vs + (kk * 16 + lane % 8 + 8 * (lane / 8 % 2)) * S + nb * 8 +
+                              8 * (lane / 16));
+        Mma(o[nb], pa, b[0], b[1]);
+        Mma(o[nb + 1], pa, b[2], b[3]);
+      }
+    }
+    __syncthreads();  // every warp is done with this stage before it is refilled
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+  }
+
+  if constexpr (!kDecode) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = row0 + g + 8 * i;
+      if (r >= nrows) continue;
+      const int tok = it.q_begin + r / group;
+      const int h = kvh * group + r % group;
+      if (it.num_chunks == 1) {
+        const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+        bf16* out = reinterpret_cast<bf16*>(a.out) + static_cast<size_t>(tok) * q_dim + h * HD;
+#pragma unroll
+        for (int nb = 0; nb < kOBlocks; ++nb) {
+          *reinterpret_cast<__nv_bfloat162*>(out + nb * 8 + 2 * t) =
+              __floats2bfloat162_rn(o[nb][2 * i] * inv, o[nb][2 * i + 1] * inv);
+        }
+      } else {
+        const size_t pi = (static_cast<size_t>(tok) * a.heads + h) * a.max_chunks + it.chunk;
+        float* out = a.part_acc + pi * HD;
+#pragma unroll
+        for (int nb = 0; nb < kOBlocks; ++nb) {
+          *reinterpret_cast<float2*>(out + nb * 8 + 2 * t) =
+              make_float2(o[nb][2 * i], o[nb][2 * i + 1]);
+        }
+        if (t == 0) {
+          a.part_ml[pi * 2] = m[i];
+          a.part_ml[pi * 2 + 1] = l[i];
+        }
+      }
+    }
+  } else {
+    // Merge the four warps' partial softmaxes (the stages are free: the loop ended with a
+    // barrier after the last cp.async completed).
+    float* red = reinterpret_cast<float*>(stages);  // [warp][row][HD + 2]: O, then m, l
+    constexpr int RS = HD + 2;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = g + 8 * i;
+      float* dst = red + (warp * kDecodeRows + r) * RS;
+#pragma unroll
+      for (int nb = 0; nb < kOBlocks; ++nb) {
+        dst[nb * 8 + 2 * t] = o[nb][2 * i];
+        dst[nb * 8 + 2 * t + 1] = o[nb][2 * i + 1];
+      }
+      if (t == 0) {
+        dst[HD] = m[i];
+        dst[HD + 1] = l[i];
+      }
+    }
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < group * HD; idx += kThreads) {
+      const int r = idx / HD;
+      const int d = idx % HD;
+      float mxw = -INFINITY;
+#pragma unroll
+      for (int w = 0; w < 4; ++w) mxw = fmaxf(mxw, red[(w * kDecodeRows + r) * RS + HD]);
+      float sum = 0.0f, acc = 0.0f;
+      if (mxw != -INFINITY) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          const float* src = red + (w * kDecodeRows + r) * RS;
+          const float scale = __expf(src[HD] - mxw);
+          sum += scale * src[HD + 1];
+          acc += scale * src[d];
+        }
+      }
+      const int h = kvh * group + r;
+      if (it.num_chunks == 1) {
+        reinterpret_cast<bf16*>(a.out)[static_cast<size_t>(it.q_begin) * q_dim + h * HD + d] =
+            __float2bfloat16(sum > 0.0f ? acc / sum : 0.0f);
+      } else {
+        const size_t pi =
+            (static_cast<size_t>(it.q_begin) * a.heads + h) * a.max_chunks + it.chunk;
+        a.part_acc[pi * HD + d] = acc;
+        if (d == 0) {
+          a.part_ml[pi * 2] = mxw;
+          a.part_ml[pi * 2 + 1] = sum;
+        }
+      }
+    }
+  }
+}
+
+template <int HD, bool kDecode>
+void Launch(const AttnArgs& args, cudaStream_t stream) {
+  constexpr size_t smem = FlashLayout<HD>::kBytes;
+  static bool configured = false;  // the engine loop is the one caller
+  if (!configured) {
+    cudaFuncSetAttribute(FlashAttentionKernel<HD, kDecode>,
+                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    configured = true;
+  }
+  dim3 grid(args.num_items, args.kv_heads);
+  FlashAttentionKernel<HD, kDecode><<<grid, kThreads, smem, stream>>>(args);
+}
+
+}  // namespace
+
+bool LaunchFlashAttention(const AttnArgs& args, cudaStream_t stream) {
+  const bool decode = args.rows_per_warp < 16;
+  const int group = args.heads / args.kv_heads;
+  if (decode && group > kDecodeRows) return false;
+  if (!decode && args.rows_per_warp != 16) return false;
+  switch (args.head_dim) {
+    case 64:
+      decode ? Launch<64, true>(args, stream) : Launch<64, false>(args, stream);
+      return true;
+    case 128:
+      decode ? Launch<128, true>(args, stream) : Launch<128, false>(args, stream);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace jisu::cuda
