@@ -126,6 +126,7 @@ class CudaBackend final : public ForwardBackend {
     if (cublas_) cublasDestroy(cublas_);
     if (stream_) cudaStreamDestroy(stream_);
     if (meta_host_) cudaFreeHost(meta_host_);
+    if (host_logits_) cudaFreeHost(host_logits_);
   }
 
   Status Init();
@@ -138,6 +139,20 @@ class CudaBackend final : public ForwardBackend {
   int64_t kv_block_size() const override { return options_.block_size; }
   uint64_t kv_bytes_per_block() const override { return BlockBytes() * config_.num_layers; }
   Status Forward(const ForwardBatch& batch, float* logits) override;
+  float* HostLogitsBuffer(size_t num_floats) override {
+    if (num_floats > host_logits_cap_) {
+      if (host_logits_) cudaFreeHost(host_logits_);
+      const size_t cap = std::max(num_floats, host_logits_cap_ * 2);
+      host_logits_cap_ = 0;
+      if (cudaMallocHost(reinterpret_cast<void**>(&host_logits_), cap * sizeof(float)) !=
+          cudaSuccess) {
+        host_logits_ = nullptr;  // pageable memory then
+        return nullptr;
+      }
+      host_logits_cap_ = cap;
+    }
+    return host_logits_;
+  }
   std::string description() const override {
     return "cuda:" + std::to_string(options_.device) + " (" + device_name_ + ")";
   }
@@ -182,6 +197,8 @@ class CudaBackend final : public ForwardBackend {
   int64_t cap_tokens_ = 0, cap_rows_ = 0, cap_partials_ = 0;
   DeviceBuffer x_, xn_, qkv_, q_, attn_, gate_up_, act_, logits_, part_acc_, part_ml_;
   DeviceBuffer tmp_;  // unfused baseline: GEMM output before the residual add
+  float* host_logits_ = nullptr;  // pinned, lent to the engine (HostLogitsBuffer)
+  size_t host_logits_cap_ = 0;
 
   // Step metadata: built in pinned host memory, uploaded with one copy.
   int32_t* meta_host_ = nullptr;

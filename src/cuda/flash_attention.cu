@@ -10,7 +10,8 @@
 //   [16w, 16w + 16) and all 64 keys of each tile;
 // - decode items: the group's query rows (<= 16, one token) in every warp, warp w takes keys
 //   [16w, 16w + 16) of each tile (flash-decoding inside the block), and the four partial
-//   softmaxes are merged at the end. K/V are read once for the whole GQA group.
+//   softmaxes are merged at the end. K/V are read once for the whole GQA group. Decode is
+//   bound by HBM, so it keeps two tiles in flight (three stages) where prefill keeps one.
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -69,25 +70,30 @@ __device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
-template <int HD>
+template <int HD, bool kDecode>
 struct FlashLayout {
   static constexpr int kStride = HD + 8;  // bf16; 16-byte row shift: ldmatrix is conflict-free
-  static constexpr int kQElems = kPrefillRows * kStride;
+  static constexpr int kRows = kDecode ? kDecodeRows : kPrefillRows;
+  // Two blocks per SM either way: 2 x (17 + 2 x 35) KB prefill, 2 x (4 + 3 x 35) KB decode.
+  static constexpr int kStages = kDecode ? 3 : 2;
+  static constexpr int kQElems = kRows * kStride;
   static constexpr int kStageElems = 2 * kTileKeys * kStride;  // K then V
-  static constexpr size_t kBytes = (kQElems + 2 * static_cast<size_t>(kStageElems)) * 2;
+  static constexpr size_t kBytes = (kQElems + kStages * static_cast<size_t>(kStageElems)) * 2;
   // The decode merge reuses the stages: per warp, 16 rows of O (f32) plus m and l.
-  static_assert(4 * kDecodeRows * (HD + 2) * 4 <= 2 * kStageElems * 2, "merge buffer too big");
+  static_assert(4 * kDecodeRows * (HD + 2) * 4 <= kStages * kStageElems * 2,
+                "merge buffer too big");
 };
 
 // grid: (items, kv_heads), 128 threads.
 template <int HD, bool kDecode>
 __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
-  using L = FlashLayout<HD>;
+  using L = FlashLayout<HD, kDecode>;
   constexpr int S = L::kStride;
+  constexpr int kStages = L::kStages;
   constexpr int kWarpKeys = kDecode ? kTileKeys / 4 : kTileKeys;  // keys of a tile per warp
   constexpr int kSBlocks = kWarpKeys / 8;                         // n-blocks of S
   constexpr int kOBlocks = HD / 8;                                // n-blocks of O
-  constexpr int kRows = kDecode ? kDecodeRows : kPrefillRows;
+  constexpr int kRows = L::kRows;
   extern __shared__ __align__(128) unsigned char flash_smem[];
   bf16* qs = reinterpret_cast<bf16*>(flash_smem);
   bf16* stages = qs + L::kQElems;
@@ -131,8 +137,13 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
     }
   };
   const int num_tiles = (it.kv_end - it.kv_begin + kTileKeys - 1) / kTileKeys;
-  load_tile(0, it.kv_begin);
-  CpAsyncCommit();
+  // One commit group per tile (empty past the end), so "tile i has landed" is always "at most
+  // kStages - 2 groups still pending".
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (st < num_tiles) load_tile(st, it.kv_begin + st * kTileKeys);
+    CpAsyncCommit();
+  }
 
   // Q rows (already scaled by 1/sqrt(d)) to BF16 in shared memory, then into A fragments that
   // stay in registers for the whole kernel.
@@ -170,16 +181,16 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
 
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int t0 = it.kv_begin + tile * kTileKeys;
-    if (tile + 1 < num_tiles) {
-      load_tile((tile + 1) & 1, t0 + kTileKeys);
-      CpAsyncCommit();
-      CpAsyncWait<1>();
-    } else {
-      CpAsyncWait<0>();
-    }
+    CpAsyncWait<kStages - 2>();
+    // This tile has landed for every thread, and every warp is done with the stage the next
+    // load overwrites (it held tile - 1).
     __syncthreads();
-    const bf16* ks = stages + (tile & 1) * L::kStageElems + kw0 * S;
-    const bf16* vs = stages + (tile & 1) * L::kStageElems + kTileKeys * S + kw0 * S;
+    if (tile + kStages - 1 < num_tiles) {
+      load_tile((tile + kStages - 1) % kStages, t0 + (kStages - 1) * kTileKeys);
+    }
+    CpAsyncCommit();
+    const bf16* ks = stages + (tile % kStages) * L::kStageElems + kw0 * S;
+    const bf16* vs = ks + kTileKeys * S;
 
     float s[kSBlocks][4];
 #pragma unroll
@@ -258,7 +269,6 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
         Mma(o[nb + 1], pa, b[2], b[3]);
       }
     }
-    __syncthreads();  // every warp is done with this stage before it is refilled
   }
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -296,8 +306,10 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
       }
     }
   } else {
-    // Merge the four warps' partial softmaxes (the stages are free: the loop ended with a
-    // barrier after the last cp.async completed).
+    // Merge the four warps' partial softmaxes in the stage memory, once every warp is done
+    // with it (the groups still pending are empty).
+    CpAsyncWait<0>();
+    __syncthreads();
     float* red = reinterpret_cast<float*>(stages);  // [warp][row][HD + 2]: O, then m, l
     constexpr int RS = HD + 2;
 #pragma unroll
@@ -350,7 +362,7 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
 
 template <int HD, bool kDecode>
 void Launch(const AttnArgs& args, cudaStream_t stream) {
-  constexpr size_t smem = FlashLayout<HD>::kBytes;
+  constexpr size_t smem = FlashLayout<HD, kDecode>::kBytes;
   static bool configured = false;  // the engine loop is the one caller
   if (!configured) {
     cudaFuncSetAttribute(FlashAttentionKernel<HD, kDecode>,

@@ -86,7 +86,11 @@ Engine::Engine(const Model& model, const EngineOptions& options,
               static_cast<int32_t>(options.scheduler.block_size)),
       prefix_(&blocks_, options.prefix_cache),
       scheduler_(options.scheduler, &blocks_, &prefix_),
-      runner_(*backend_),
+      sample_pool_(backend_->host_pool()
+                       ? nullptr
+                       : std::make_unique<ThreadPool>(static_cast<int>(std::clamp(
+                             std::thread::hardware_concurrency(), 1u, 8u)))),
+      runner_(*backend_, backend_->host_pool() ? backend_->host_pool() : sample_pool_.get()),
       metrics_(&registry_, options.scheduler.block_size, backend_->num_kv_blocks(),
                options.max_tenant_labels) {}
 

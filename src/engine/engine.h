@@ -129,6 +129,8 @@ class Engine {
   BlockPool blocks_;
   PrefixCache prefix_;
   Scheduler scheduler_;
+  // Samples a step's rows in parallel when the backend has no host pool of its own (GPU).
+  std::unique_ptr<ThreadPool> sample_pool_;
   StepRunner runner_;
   MetricsRegistry registry_;
   EngineMetrics metrics_;  // loop thread only (the registry it writes to is thread-safe)

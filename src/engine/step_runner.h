@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "core/thread_pool.h"
+
 #include "core/function_ref.h"
 #include "jisu/status.h"
 #include "model/forward_backend.h"
@@ -15,16 +17,21 @@ namespace jisu {
 
 class StepRunner {
  public:
-  explicit StepRunner(ForwardBackend& model) : model_(model) {}
+  // With a pool, the rows of a step are sampled in parallel on it.
+  StepRunner(ForwardBackend& model, ThreadPool* sample_pool)
+      : model_(model), sample_pool_(sample_pool) {}
 
   // sample(request_id, logits[vocab]) returns the chosen token and whether the request ends
-  // with it; logits may be modified.
+  // with it; logits may be modified. It is called concurrently for different requests (never
+  // twice for one request in a step), so it may touch only that request's state.
   Result<StepOutput> Run(const StepPlan& plan,
                          FunctionRef<SampledToken(RequestId, float* logits)> sample);
 
  private:
   ForwardBackend& model_;
-  std::vector<float> logits_;  // [rows, vocab], grows to the largest step
+  ThreadPool* sample_pool_;
+  std::vector<float> logits_;  // [rows, vocab] unless the backend lends a buffer
+  std::vector<RequestId> row_requests_;
 };
 
 }  // namespace jisu

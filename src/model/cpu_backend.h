@@ -30,6 +30,7 @@ class CpuBackend final : public ForwardBackend {
   uint64_t kv_bytes_per_block() const override { return kv_->shape().BytesPerBlock(); }
   Status Forward(const ForwardBatch& batch, float* logits) override;
   std::string description() const override;
+  ThreadPool* host_pool() override { return &pool_; }
 
   // Bytes of K and V (all layers) one block of `block_size` slots takes for `config`.
   static uint64_t BytesPerBlock(const ModelConfig& config, int64_t block_size);

@@ -7,6 +7,7 @@
 // Not thread-safe: one caller at a time (the engine loop).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -15,6 +16,8 @@
 #include "model/model_config.h"
 
 namespace jisu {
+
+class ThreadPool;
 
 class ForwardBackend {
  public:
@@ -29,6 +32,18 @@ class ForwardBackend {
   // Runs the batch, writes its K/V into the cache, and fills `logits` (host memory,
   // [batch.logits_rows.size(), vocab_size] float32). Validates the batch first.
   virtual Status Forward(const ForwardBatch& batch, float* logits) = 0;
+
+  // A host buffer of at least `num_floats` floats that Forward copies logits into fastest
+  // (pinned memory for a GPU, which halves the copy time of large batches and lets it run as
+  // one DMA); valid until the next call. nullptr: any host memory is as good.
+  virtual float* HostLogitsBuffer(size_t num_floats) {
+    (void)num_floats;
+    return nullptr;
+  }
+
+  // The backend's own host thread pool when it computes on the host (idle between Forward
+  // calls, so the engine samples on it); nullptr for device backends.
+  virtual ThreadPool* host_pool() { return nullptr; }
 
   // For logs and /v1/models: "cpu (avx512, 2 threads)", "cuda:0 (NVIDIA H200)".
   virtual std::string description() const = 0;
