@@ -98,7 +98,7 @@ TEST_P(BatchedGenerationTest, ConcurrentGreedyEqualsOneAtATime) {
   Scheduler scheduler(options, &blocks, &cache);
   auto backend = CpuBackend::Create(*model_, {cfg.num_blocks, block_size, 2});
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
-  StepRunner runner(**backend);
+  StepRunner runner(**backend, nullptr);  // one shared Sampler: rows sampled in turn
 
   // The same requests twice over; the second round arrives after the first has finished, so
   // it can reuse the first round's cached blocks.
