@@ -124,11 +124,13 @@ TEST_P(BatchedGenerationTest, ConcurrentGreedyEqualsOneAtATime) {
       ASSERT_LT(++steps, 10000) << "no progress";
       StepPlan plan = scheduler.Schedule();
       preemptions += static_cast<int64_t>(plan.preempted.size());
-      auto out = runner.Run(plan, [&](RequestId, float* logits) {
-        SampledToken t;
-        t.token_id = sampler.Sample(logits, vocab, {}, {});
-        return t;
-      });
+      auto out = runner.Run(
+          plan, [](RequestId, RowSampling*) {},
+          [&](RequestId, float* logits, int32_t) {
+            SampledToken t;
+            t.token_id = sampler.Sample(logits, vocab, {}, {});
+            return t;
+          });
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       auto done = scheduler.ApplyStepOutput(*out);
       ASSERT_TRUE(done.ok()) << done.status().ToString();

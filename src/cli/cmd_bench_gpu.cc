@@ -35,6 +35,7 @@ struct BenchGpuFlags {
   bool warp_decode = false;
   bool no_flash = false;
   bool unfused = false;
+  bool device_sampling = false;
   int64_t attn_chunk = 0;
 };
 
@@ -136,6 +137,7 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.flash_attention = !f.no_flash;
   o.fused_kernels = !f.unfused;
   o.attention_chunk_tokens = f.attn_chunk;
+  std::printf("decode tokens %s, ", f.device_sampling ? "sampled on the GPU" : "as host logits");
   std::printf("small-batch GEMV %s, elementwise kernels %s, attention %s, decode attention %s, ",
               f.gemv ? "on" : "off", f.unfused ? "UNFUSED" : "fused",
               f.no_flash ? "previous kernels" : "flash (mma.sync)",
@@ -187,12 +189,23 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
     std::vector<int64_t> rows(B);
     for (int64_t b = 0; b < B; ++b)
       ids[b] = static_cast<int32_t>((b * 7919) % c.vocab_size), rows[b] = b;
+    // --device-sampling: every row drawn on the GPU (temperature 0.8, top-p 0.95), ids only
+    // back; otherwise every row's logits to the host, as a host sampler needs them.
+    std::vector<RowSampling> sampling(f.device_sampling ? B : 0);
+    for (RowSampling& r : sampling) {
+      r.on_device = true;
+      r.temperature = 0.8f;
+      r.top_p = 0.95f;
+      r.u = 0.5;
+    }
+    std::vector<int32_t> drawn(B);
     auto step = [&](int64_t pos) {
       ForwardBatch batch;
       batch.token_ids = ids;
       batch.logits_rows = rows;
       for (int64_t b = 0; b < B; ++b) batch.sequences.push_back(BatchSequence{1, pos, tables[b]});
-      return backend->Forward(batch, logits);
+      return f.device_sampling ? backend->ForwardSample(batch, sampling, logits, drawn.data())
+                               : backend->Forward(batch, logits);
     };
     for (int i = 0; i < 3; ++i) JISU_RETURN_IF_ERROR(step(f.context + i));
     const double start = Now();
@@ -257,6 +270,8 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_flag("--warp-decode", flags->warp_decode, "decode attention on the warp-split kernel");
   cmd->add_flag("--no-flash", flags->no_flash,
                 "attention on the previous kernels instead of the mma.sync flash kernels");
+  cmd->add_flag("--device-sampling", flags->device_sampling,
+                "decode steps draw every token on the GPU (only ids to the host)");
   cmd->add_flag("--unfused", flags->unfused,
                 "unfused baseline: every elementwise step its own kernel (fusion study)");
   cmd->add_flag("--profile", flags->profile,

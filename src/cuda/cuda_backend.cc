@@ -127,6 +127,8 @@ class CudaBackend final : public ForwardBackend {
     if (stream_) cudaStreamDestroy(stream_);
     if (meta_host_) cudaFreeHost(meta_host_);
     if (host_logits_) cudaFreeHost(host_logits_);
+    if (sample_host_) cudaFreeHost(sample_host_);
+    if (ids_host_) cudaFreeHost(ids_host_);
   }
 
   Status Init();
@@ -138,7 +140,12 @@ class CudaBackend final : public ForwardBackend {
   int64_t num_kv_blocks() const override { return num_blocks_; }
   int64_t kv_block_size() const override { return options_.block_size; }
   uint64_t kv_bytes_per_block() const override { return BlockBytes() * config_.num_layers; }
-  Status Forward(const ForwardBatch& batch, float* logits) override;
+  Status Forward(const ForwardBatch& batch, float* logits) override {
+    return Run(batch, {}, logits, nullptr);
+  }
+  bool CanSample() const override { return true; }
+  Status ForwardSample(const ForwardBatch& batch, std::span<const RowSampling> sampling,
+                       float* logits, int32_t* ids) override;
   float* HostLogitsBuffer(size_t num_floats) override {
     if (num_floats > host_logits_cap_) {
       if (host_logits_) cudaFreeHost(host_logits_);
@@ -196,9 +203,17 @@ class CudaBackend final : public ForwardBackend {
   // Scratch, grown to the largest step seen.
   int64_t cap_tokens_ = 0, cap_rows_ = 0, cap_partials_ = 0;
   DeviceBuffer x_, xn_, qkv_, q_, attn_, gate_up_, act_, logits_, part_acc_, part_ml_;
-  DeviceBuffer tmp_;  // unfused baseline: GEMM output before the residual add
+  DeviceBuffer tmp_;              // unfused baseline: GEMM output before the residual add
   float* host_logits_ = nullptr;  // pinned, lent to the engine (HostLogitsBuffer)
   size_t host_logits_cap_ = 0;
+  // Device sampling: per-row parameters and the drawn ids, pinned on the host and on the device.
+  cuda::DeviceSampling* sample_host_ = nullptr;
+  int32_t* ids_host_ = nullptr;
+  size_t sample_cap_ = 0;
+  DeviceBuffer sample_dev_, ids_dev_;
+  Status Run(const ForwardBatch& batch, std::span<const RowSampling> sampling, float* logits,
+             int32_t* ids);
+  Status EnsureSampleBuffers(size_t rows);
 
   // Step metadata: built in pinned host memory, uploaded with one copy.
   int32_t* meta_host_ = nullptr;
@@ -592,14 +607,49 @@ Status CudaBackend::Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void
   return Status::Ok();
 }
 
-Status CudaBackend::Forward(const ForwardBatch& batch, float* logits) {
+Status CudaBackend::EnsureSampleBuffers(size_t rows) {
+  if (rows <= sample_cap_) return Status::Ok();
+  const size_t cap = std::max(rows, sample_cap_ * 2);
+  if (sample_host_) cudaFreeHost(sample_host_);
+  if (ids_host_) cudaFreeHost(ids_host_);
+  sample_host_ = nullptr;
+  ids_host_ = nullptr;
+  sample_cap_ = 0;
+  JISU_CUDA_RETURN(
+      cudaMallocHost(reinterpret_cast<void**>(&sample_host_), cap * sizeof(cuda::DeviceSampling)));
+  JISU_CUDA_RETURN(cudaMallocHost(reinterpret_cast<void**>(&ids_host_), cap * sizeof(int32_t)));
+  JISU_RETURN_IF_ERROR(sample_dev_.Resize(cap * sizeof(cuda::DeviceSampling)));
+  JISU_RETURN_IF_ERROR(ids_dev_.Resize(cap * sizeof(int32_t)));
+  sample_cap_ = cap;
+  return Status::Ok();
+}
+
+Status CudaBackend::ForwardSample(const ForwardBatch& batch, std::span<const RowSampling> sampling,
+                                  float* logits, int32_t* ids) {
+  if (sampling.size() != batch.logits_rows.size()) {
+    return Status::InvalidArgument("cuda backend: one sampling entry per logits row expected");
+  }
+  for (const RowSampling& r : sampling) {
+    if (!r.on_device) continue;
+    if (!(r.temperature >= 0.0f) || !std::isfinite(r.temperature) || !(r.top_p > 0.0f) ||
+        r.top_p > 1.0f || !(r.min_p >= 0.0f) || r.min_p > 1.0f || r.top_k < 0 || !(r.u >= 0.0) ||
+        r.u >= 1.0) {
+      return Status::InvalidArgument("cuda backend: bad device sampling parameters");
+    }
+  }
+  return Run(batch, sampling, logits, ids);
+}
+
+Status CudaBackend::Run(const ForwardBatch& batch, std::span<const RowSampling> sampling,
+                        float* logits, int32_t* ids) {
   JISU_RETURN_IF_ERROR(Validate(batch));
   const int64_t T = batch.num_tokens();
   if (T == 0) return Status::Ok();
   JISU_CUDA_RETURN(cudaSetDevice(options_.device));
   JISU_RETURN_IF_ERROR(Prepare(batch));
   const int64_t R = static_cast<int64_t>(batch.logits_rows.size());
-  JISU_RETURN_IF_ERROR(EnsureScratch(T, std::max<int64_t>(R, 1),
+  // Logits rows may repeat a token (the final norm writes R rows of xn_): size for both.
+  JISU_RETURN_IF_ERROR(EnsureScratch(std::max(T, R), std::max<int64_t>(R, 1),
                                      max_chunks_ > 1 ? T * config_.num_heads * max_chunks_ : 0));
   const bool graph = options_.cuda_graphs && !options_.profile && T <= 512;
   GraphEntry* entry = nullptr;
@@ -627,12 +677,52 @@ Status CudaBackend::Forward(const ForwardBatch& batch, float* logits) {
   } else {
     JISU_RETURN_IF_ERROR(RunStep(T, R));
   }
-  if (R > 0) {
-    JISU_CUDA_RETURN(cudaMemcpyAsync(logits, logits_.get(), R * config_.vocab_size * 4,
-                                     cudaMemcpyDeviceToHost, stream_));
+  const int64_t vocab = config_.vocab_size;
+  int num_device = 0;
+  if (R > 0 && sampling.empty()) {
+    JISU_CUDA_RETURN(
+        cudaMemcpyAsync(logits, logits_.get(), R * vocab * 4, cudaMemcpyDeviceToHost, stream_));
+  } else if (R > 0) {
+    JISU_RETURN_IF_ERROR(EnsureSampleBuffers(static_cast<size_t>(R)));
+    for (int64_t r = 0; r < R; ++r) {
+      const RowSampling& rs = sampling[r];
+      if (!rs.on_device) continue;
+      cuda::DeviceSampling& d = sample_host_[num_device++];
+      d.row = static_cast<int32_t>(r);
+      d.temperature = rs.temperature;
+      d.top_k = rs.top_k;
+      d.top_p = rs.top_p;
+      d.min_p = rs.min_p;
+      d.u = rs.u;
+    }
+    if (num_device > 0) {
+      JISU_CUDA_RETURN(cudaMemcpyAsync(sample_dev_.get(), sample_host_,
+                                       num_device * sizeof(cuda::DeviceSampling),
+                                       cudaMemcpyHostToDevice, stream_));
+      cuda::LaunchSampleRows(logits_.as<float>(), static_cast<int>(vocab),
+                             sample_dev_.as<cuda::DeviceSampling>(), num_device,
+                             ids_dev_.as<int32_t>(), stream_);
+      JISU_CUDA_RETURN(cudaMemcpyAsync(ids_host_, ids_dev_.get(), num_device * sizeof(int32_t),
+                                       cudaMemcpyDeviceToHost, stream_));
+    }
+    // Host rows' logits, consecutive rows in one copy.
+    for (int64_t r = 0; r < R;) {
+      if (sampling[r].on_device) {
+        ++r;
+        continue;
+      }
+      int64_t e = r;
+      while (e < R && !sampling[e].on_device) ++e;
+      JISU_CUDA_RETURN(cudaMemcpyAsync(logits + r * vocab, logits_.as<float>() + r * vocab,
+                                       (e - r) * vocab * 4, cudaMemcpyDeviceToHost, stream_));
+      r = e;
+    }
   }
   JISU_CUDA_RETURN(cudaGetLastError());
   JISU_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  for (int64_t r = 0, j = 0; r < R && num_device > 0; ++r) {
+    if (sampling[r].on_device) ids[r] = ids_host_[j++];
+  }
   if (options_.profile) CollectProfile();
   return Status::Ok();
 }

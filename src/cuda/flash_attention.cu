@@ -263,8 +263,8 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
 #pragma unroll
       for (int nb = 0; nb < kOBlocks; nb += 2) {
         uint32_t b[4];
-        Ldmatrix4Trans(b, vs + (kk * 16 + lane % 8 + 8 * (lane / 8 % 2)) * S + nb * 8 +
-                              8 * (lane / 16));
+        Ldmatrix4Trans(
+            b, vs + (kk * 16 + lane % 8 + 8 * (lane / 8 % 2)) * S + nb * 8 + 8 * (lane / 16));
         Mma(o[nb], pa, b[0], b[1]);
         Mma(o[nb + 1], pa, b[2], b[3]);
       }
@@ -348,8 +348,7 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
         reinterpret_cast<bf16*>(a.out)[static_cast<size_t>(it.q_begin) * q_dim + h * HD + d] =
             __float2bfloat16(sum > 0.0f ? acc / sum : 0.0f);
       } else {
-        const size_t pi =
-            (static_cast<size_t>(it.q_begin) * a.heads + h) * a.max_chunks + it.chunk;
+        const size_t pi = (static_cast<size_t>(it.q_begin) * a.heads + h) * a.max_chunks + it.chunk;
         a.part_acc[pi * HD + d] = acc;
         if (d == 0) {
           a.part_ml[pi * 2] = mxw;

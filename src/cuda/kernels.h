@@ -96,10 +96,24 @@ void LaunchSplitQkvToCache(const float* qkv, const int32_t* slots, int tokens, i
                            uint16_t* kv_layer, int block_size, cudaStream_t stream);
 // gate_up [T, 2 ffn]: gate = silu(gate) in place; then out = bf16(gate * up).
 void LaunchSiluInPlace(float* gate_up, int tokens, int ffn, cudaStream_t stream);
-void LaunchMulToBf16(const float* gate_up, int tokens, int ffn, uint16_t* out,
-                     cudaStream_t stream);
+void LaunchMulToBf16(const float* gate_up, int tokens, int ffn, uint16_t* out, cudaStream_t stream);
 // x += y, n elements.
 void LaunchAdd(float* x, const float* y, size_t n, cudaStream_t stream);
+
+// One logits row to sample on the device (cuda/sampling.cu): the host sampler's temperature,
+// top-k, top-p and min-p (penalties and logprobs stay on the host), and the uniform draw in
+// [0, 1) from the request's generator. temperature <= 0: greedy.
+struct DeviceSampling {
+  int32_t row = 0;  // row of the logits matrix
+  float temperature = 1.0f;
+  int32_t top_k = 0;  // <= 0: off
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  double u = 0.0;
+};
+// out[i] = the token drawn from logits row params[i].row ([*, vocab] f32, device memory).
+void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params, int num_rows,
+                      int32_t* out, cudaStream_t stream);
 
 // Weight generation for benchmarks: uniform in [-scale, scale] from a counter hash.
 void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed, cudaStream_t stream);

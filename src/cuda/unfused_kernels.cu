@@ -97,8 +97,8 @@ void LaunchAddBias(float* x, const float* b, int tokens, int n, int stride, cuda
 
 void LaunchRopeInPlace(float* qkv, const int32_t* positions, int tokens, int heads, int kv_heads,
                        int head_dim, const float* inv_freq, bool interleaved, cudaStream_t stream) {
-  RopeInPlaceKernel<<<tokens, 256, 0, stream>>>(qkv, positions, heads, kv_heads, head_dim,
-                                                inv_freq, interleaved);
+  RopeInPlaceKernel<<<tokens, 256, 0, stream>>>(qkv, positions, heads, kv_heads, head_dim, inv_freq,
+                                                interleaved);
 }
 
 void LaunchSplitQkvToCache(const float* qkv, const int32_t* slots, int tokens, int heads,

@@ -86,10 +86,9 @@ Engine::Engine(const Model& model, const EngineOptions& options,
               static_cast<int32_t>(options.scheduler.block_size)),
       prefix_(&blocks_, options.prefix_cache),
       scheduler_(options.scheduler, &blocks_, &prefix_),
-      sample_pool_(backend_->host_pool()
-                       ? nullptr
-                       : std::make_unique<ThreadPool>(static_cast<int>(std::clamp(
-                             std::thread::hardware_concurrency(), 1u, 8u)))),
+      sample_pool_(backend_->host_pool() ? nullptr
+                                         : std::make_unique<ThreadPool>(static_cast<int>(std::clamp(
+                                               std::thread::hardware_concurrency(), 1u, 8u)))),
       runner_(*backend_, backend_->host_pool() ? backend_->host_pool() : sample_pool_.get()),
       metrics_(&registry_, options.scheduler.block_size, backend_->num_kv_blocks(),
                options.max_tenant_labels) {}
@@ -260,7 +259,22 @@ void Engine::Step() {
   }
   const int32_t vocab = static_cast<int32_t>(model_.config().vocab_size);
   const std::vector<int32_t>& eos = model_.eos_ids();
-  auto sample = [&](RequestId id, float* logits) {
+  // Rows without logprobs and penalties are drawn on the device when the backend can (only
+  // token ids come back); the draw is taken from the request's generator either way.
+  auto plan_row = [&](RequestId id, RowSampling* row) {
+    Live& l = *live_.at(id);
+    if (!options_.device_sampling || l.request.top_logprobs >= 0 || l.sampler.UsesPenalties()) {
+      return;
+    }
+    const SamplingParams& p = l.sampler.params();
+    row->on_device = true;
+    row->temperature = p.temperature;
+    row->top_k = p.top_k;
+    row->top_p = p.top_p;
+    row->min_p = p.min_p;
+    row->u = l.sampler.TakeDraw();
+  };
+  auto sample = [&](RequestId id, float* logits, int32_t device_token) {
     Live& l = *live_.at(id);
     const SchedRequest* r = scheduler_.Find(id);
     SampledToken t;
@@ -272,7 +286,7 @@ void Engine::Step() {
       LogitsTopN(logits, vocab, top_n, &lp.top);
       l.raw_logits.assign(logits, logits + vocab);
     }
-    t.token_id = l.sampler.Sample(logits, vocab, r->prompt(), r->output());
+    t.token_id = logits ? l.sampler.Sample(logits, vocab, r->prompt(), r->output()) : device_token;
     if (top_n >= 0) {
       const float raw = l.raw_logits[static_cast<size_t>(t.token_id)];
       lp.token_id = t.token_id;
@@ -295,7 +309,7 @@ void Engine::Step() {
     l.step_tokens.push_back(t.token_id);
     return t;
   };
-  auto out = runner_.Run(plan, sample);
+  auto out = runner_.Run(plan, plan_row, sample);
   if (!out.ok()) {
     // A failed forward pass fails the requests of this step; the engine keeps serving.
     for (const ScheduledSequence& s : plan.sequences) {

@@ -45,6 +45,9 @@ struct EngineOptions {
   // Per-tenant metric series: tenants 0 .. max_tenant_labels-1 get their own label, the rest
   // share tenant="other" (bounds the cardinality of /metrics).
   int max_tenant_labels = 16;
+  // Draw tokens on the backend's device where it can (GPU) for requests without logprobs and
+  // penalties, so only token ids leave the device. Off: every row's logits go to the host.
+  bool device_sampling = true;
   Status Validate() const;
 };
 

@@ -2,8 +2,7 @@
 
 namespace jisu {
 
-Result<StepOutput> StepRunner::Run(const StepPlan& plan,
-                                   FunctionRef<SampledToken(RequestId, float*)> sample) {
+Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowFn plan_row, SampleFn sample) {
   StepOutput out;
   if (plan.empty()) return out;
   ForwardBatch batch;
@@ -20,17 +19,32 @@ Result<StepOutput> StepRunner::Run(const StepPlan& plan,
     if (logits_.size() < needed) logits_.resize(needed);
     logits = logits_.data();
   }
-  JISU_RETURN_IF_ERROR(model_.Forward(batch, logits));
   // logits_rows lists the needs_logits sequences' last rows in plan order.
   row_requests_.clear();
   for (const ScheduledSequence& s : plan.sequences) {
     if (s.needs_logits) row_requests_.push_back(s.request_id);
   }
   const int64_t rows = static_cast<int64_t>(row_requests_.size());
+  bool any_device = false;
+  if (model_.CanSample()) {
+    row_sampling_.assign(rows, RowSampling{});
+    for (int64_t r = 0; r < rows; ++r) {
+      plan_row(row_requests_[r], &row_sampling_[r]);
+      any_device |= row_sampling_[r].on_device;
+    }
+  }
+  if (any_device) {
+    device_ids_.assign(rows, 0);
+    JISU_RETURN_IF_ERROR(model_.ForwardSample(batch, row_sampling_, logits, device_ids_.data()));
+  } else {
+    JISU_RETURN_IF_ERROR(model_.Forward(batch, logits));
+  }
   out.sampled.resize(rows);
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      out.sampled[r] = sample(row_requests_[r], logits + r * vocab);
+      const bool device = any_device && row_sampling_[r].on_device;
+      out.sampled[r] = sample(row_requests_[r], device ? nullptr : logits + r * vocab,
+                              device ? device_ids_[r] : 0);
       out.sampled[r].request_id = row_requests_[r];
     }
   };

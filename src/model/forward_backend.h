@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "jisu/status.h"
@@ -18,6 +19,18 @@
 namespace jisu {
 
 class ThreadPool;
+
+// How one logits row of a step is turned into a token when the backend samples on its device:
+// the sampler's filters (penalties and logprobs stay on the host) and the uniform draw in
+// [0, 1) taken from the request's generator. temperature 0: greedy.
+struct RowSampling {
+  bool on_device = false;  // false: the row's logits go to the host
+  float temperature = 1.0f;
+  int32_t top_k = 0;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  double u = 0.0;
+};
 
 class ForwardBackend {
  public:
@@ -32,6 +45,17 @@ class ForwardBackend {
   // Runs the batch, writes its K/V into the cache, and fills `logits` (host memory,
   // [batch.logits_rows.size(), vocab_size] float32). Validates the batch first.
   virtual Status Forward(const ForwardBatch& batch, float* logits) = 0;
+
+  // Whether ForwardSample can draw tokens on the device.
+  virtual bool CanSample() const { return false; }
+  // Forward, then each row r with sampling[r].on_device gets its token in ids[r] and no
+  // logits; the other rows' logits go to logits + r * vocab as in Forward. Only token ids
+  // cross to the host for device-sampled rows.
+  virtual Status ForwardSample(const ForwardBatch& batch, std::span<const RowSampling> sampling,
+                               float* logits, int32_t* ids) {
+    (void)batch, (void)sampling, (void)logits, (void)ids;
+    return Status::Unsupported("this backend does not sample on its device");
+  }
 
   // A host buffer of at least `num_floats` floats that Forward copies logits into fastest
   // (pinned memory for a GPU, which halves the copy time of large batches and lets it run as

@@ -78,6 +78,16 @@ class Sampler {
                                           std::span<const int32_t> prompt_ids,
                                           std::span<const int32_t> generated_ids);
 
+  const SamplingParams& params() const { return params_; }
+  // True when the penalties are active, which need the token history (the host path).
+  bool UsesPenalties() const {
+    return params_.repetition_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
+           params_.presence_penalty != 0.0f;
+  }
+  // For a draw made elsewhere (on the GPU): the uniform number Sample would consume next, so a
+  // seed gives the same sequence of draws on every device. Greedy consumes none (returns 0).
+  double TakeDraw() { return params_.temperature == 0.0f ? 0.0 : NextUniform(); }
+
   // log-softmax of the (unmodified) logits, for logprob reporting. Call it before Sample, which
   // overwrites the logits. NaN counts as -inf; -inf stays -inf; if no logit is above -inf,
   // every output is -inf.
