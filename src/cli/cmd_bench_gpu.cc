@@ -29,10 +29,8 @@ struct BenchGpuFlags {
   int64_t steps = 20;
   int device = 0;
   bool no_graphs = false;
-  bool no_tc_attention = false;
   bool gemv = false;
   bool profile = false;
-  bool warp_decode = false;
   bool no_flash = false;
   bool unfused = false;
   bool device_sampling = false;
@@ -130,20 +128,15 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.kv_fraction = 0.95;
   o.max_kv_blocks = blocks;
   o.cuda_graphs = !f.no_graphs;
-  o.prefill_tensor_cores = !f.no_tc_attention;
   o.small_batch_gemv = f.gemv;
   o.profile = f.profile;
-  o.warp_split_decode = f.warp_decode;
   o.flash_attention = !f.no_flash;
   o.fused_kernels = !f.unfused;
   o.attention_chunk_tokens = f.attn_chunk;
   std::printf("decode tokens %s, ", f.device_sampling ? "sampled on the GPU" : "as host logits");
-  std::printf("small-batch GEMV %s, elementwise kernels %s, attention %s, decode attention %s, ",
-              f.gemv ? "on" : "off", f.unfused ? "UNFUSED" : "fused",
-              f.no_flash ? "previous kernels" : "flash (mma.sync)",
-              f.warp_decode ? "warp-split" : "row per warp");
-  std::printf("CUDA graphs %s, prefill attention on %s, key chunk %s\n", f.no_graphs ? "off" : "on",
-              f.no_tc_attention ? "FP32 cores" : "tensor cores",
+  std::printf("small-batch GEMV %s, elementwise kernels %s, attention %s, ", f.gemv ? "on" : "off",
+              f.unfused ? "UNFUSED" : "fused", f.no_flash ? "FP32 kernel" : "flash (mma.sync)");
+  std::printf("CUDA graphs %s, key chunk %s\n", f.no_graphs ? "off" : "on",
               f.attn_chunk > 0 ? std::to_string(f.attn_chunk).c_str() : "auto");
   const double t0 = Now();
   JISU_ASSIGN_OR_RETURN(auto backend, CreateCudaBackendRandom(c, o, 1234));
@@ -264,12 +257,9 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_option("--steps", flags->steps, "timed decode steps per batch size");
   cmd->add_option("--gpu", flags->device, "CUDA device index");
   cmd->add_flag("--no-graphs", flags->no_graphs, "launch every step eagerly");
-  cmd->add_flag("--no-tc-attention", flags->no_tc_attention,
-                "prefill attention on the FP32 kernel");
   cmd->add_flag("--gemv", flags->gemv, "own GEMV kernel for steps of <= 8 tokens");
-  cmd->add_flag("--warp-decode", flags->warp_decode, "decode attention on the warp-split kernel");
   cmd->add_flag("--no-flash", flags->no_flash,
-                "attention on the previous kernels instead of the mma.sync flash kernels");
+                "attention on the FP32 kernel instead of the mma.sync flash kernels");
   cmd->add_flag("--device-sampling", flags->device_sampling,
                 "decode steps draw every token on the GPU (only ids to the host)");
   cmd->add_flag("--unfused", flags->unfused,

@@ -750,8 +750,6 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   attn.part_acc = part_acc_.as<float>();
   attn.part_ml = part_ml_.as<float>();
   attn.max_chunks = max_chunks_;
-  attn.tensor_cores = options_.prefill_tensor_cores;
-  attn.warp_split_decode = options_.warp_split_decode;
   attn.flash = options_.flash_attention;
   const bool fused = options_.fused_kernels;
   const int T32 = static_cast<int>(T);

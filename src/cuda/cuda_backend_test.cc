@@ -69,8 +69,6 @@ class CudaBackendTest : public ::testing::Test {
       const std::function<void(CudaBackendOptions&)>& tweak = nullptr) {
     CudaBackendOptions o;
     o.cuda_graphs = fast_paths;
-    o.prefill_tensor_cores = fast_paths;
-    o.warp_split_decode = fast_paths;
     o.flash_attention = fast_paths;
     o.small_batch_gemv = gemv;
     if (tweak) tweak(o);
@@ -238,8 +236,8 @@ TEST_F(CudaBackendTest, FlashAttentionMatchesCpuHead64Group8Bias) {
 TEST_F(CudaBackendTest, FlashAttentionMatchesCpuSlidingWindow) {
   CompareSyntheticWithCpu(Architecture::kMistral, 8, 2, 128, 48, 0);
 }
-// The previous attention kernels (WMMA prefill tiles, warp-split decode), still selectable.
-TEST_F(CudaBackendTest, PreviousAttentionKernelsMatchCpu) {
+// The FP32 attention kernel (other head sizes, large groups) at the flash kernels' shapes.
+TEST_F(CudaBackendTest, Fp32AttentionKernelMatchesCpu) {
   auto no_flash = [](CudaBackendOptions& o) { o.flash_attention = false; };
   CompareWithCpu("tiny-llama", 0, true, false, no_flash);
   CompareSyntheticWithCpu(Architecture::kLlama, 8, 2, 128, std::nullopt, 0, no_flash);

@@ -35,14 +35,8 @@ struct AttnArgs {
   int heads = 0, kv_heads = 0, head_dim = 0, block_size = 0;
   int sliding_window = 0;  // 0: none
   int rows_per_warp = 1;   // 1, 2, 4, 8 or 16: query rows (token x head) per warp
-  // With rows_per_warp 16 (prefill tiles of 64 rows) and head_dim 64 or 128: the tensor-core
-  // kernel (BF16 Q and P, FP32 scores and accumulators) instead of the FP32 one.
-  bool tensor_cores = false;
-  // Decode items (rows_per_warp < 16, one token) with head_dim 64 or 128 and up to 8 query
-  // heads per KV head: the kernel whose warps split the keys, each holding the whole group.
-  bool warp_split_decode = false;
   // Head dim 64 or 128: the mma.sync kernels of flash_attention.cu (prefill tiles of 64 rows;
-  // decode items with up to 16 query heads per KV head) instead of the two above.
+  // decode items with up to 16 query heads per KV head) instead of the FP32 kernel.
   bool flash = false;
   uint16_t* out = nullptr;    // [T, heads * head_dim]
   float* part_acc = nullptr;  // [T, heads, max_chunks, head_dim]
