@@ -1,0 +1,172 @@
+// Weights to the GPU: host matrices of any dtype dequantized row by row into BF16 through
+// pinned staging buffers, or random values generated on the device for benchmarks.
+#include <cmath>
+#include <vector>
+
+#include "core/half.h"
+#include "cuda/cuda_backend_impl.h"
+#include "ops/quant.h"
+
+namespace jisu::cuda_detail {
+namespace {
+
+// Uploads host matrices row by row: each row is dequantized to float, rounded to BF16 into one
+// of two pinned staging buffers, and copied asynchronously while the other buffer fills. The
+// host never holds more than the two staging buffers.
+class WeightUploader {
+ public:
+  explicit WeightUploader(cudaStream_t stream) : stream_(stream) {}
+  ~WeightUploader() {
+    for (int i = 0; i < 2; ++i) {
+      if (done_[i]) cudaEventDestroy(done_[i]);
+      if (stage_[i]) cudaFreeHost(stage_[i]);
+    }
+  }
+
+  Status Init() {
+    for (int i = 0; i < 2; ++i) {
+      JISU_CUDA_RETURN(cudaMallocHost(reinterpret_cast<void**>(&stage_[i]), kStageBytes));
+      JISU_CUDA_RETURN(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming));
+    }
+    return Status::Ok();
+  }
+
+  // Copies `w` to dst (bf16 rows of w.cols).
+  Status Matrix(const WeightMatrix& w, uint16_t* dst) {
+    if (!IsSupportedWeightType(w.dtype)) {
+      return Status::Unsupported("cuda backend: weight type " + std::string(DTypeName(w.dtype)) +
+                                 " cannot be uploaded");
+    }
+    row_.resize(w.cols);
+    const int64_t rows_per_stage = std::max<int64_t>(1, kStageBytes / (w.cols * 2));
+    for (int64_t r0 = 0; r0 < w.rows; r0 += rows_per_stage) {
+      const int64_t n = std::min(rows_per_stage, w.rows - r0);
+      JISU_CUDA_RETURN(cudaEventSynchronize(done_[cur_]));  // this buffer's last copy is done
+      uint16_t* stage = stage_[cur_];
+      for (int64_t r = 0; r < n; ++r) {
+        const auto* src = static_cast<const uint8_t*>(w.data) + (r0 + r) * w.row_bytes;
+        DequantizeRow(w.dtype, src, row_.data(), w.cols);
+        for (int64_t c = 0; c < w.cols; ++c) stage[r * w.cols + c] = F32ToBf16(row_[c]);
+      }
+      JISU_CUDA_RETURN(cudaMemcpyAsync(dst + r0 * w.cols, stage, n * w.cols * 2,
+                                       cudaMemcpyHostToDevice, stream_));
+      JISU_CUDA_RETURN(cudaEventRecord(done_[cur_], stream_));
+      cur_ ^= 1;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr int64_t kStageBytes = 16 << 20;
+  cudaStream_t stream_;
+  uint16_t* stage_[2] = {nullptr, nullptr};
+  cudaEvent_t done_[2] = {nullptr, nullptr};
+  int cur_ = 0;
+  std::vector<float> row_;
+};
+
+Status UploadFloats(const std::vector<float>& host, DeviceBuffer& dst) {
+  JISU_RETURN_IF_ERROR(dst.Resize(host.size() * sizeof(float)));
+  JISU_CUDA_RETURN(
+      cudaMemcpy(dst.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CudaBackend::AllocateWeights() {
+  const ModelConfig& c = config_;
+  const uint64_t h = c.hidden_size, f = c.intermediate_size;
+  JISU_RETURN_IF_ERROR(embedding_.Resize(c.vocab_size * h * 2));
+  if (!c.tie_word_embeddings) JISU_RETURN_IF_ERROR(lm_head_.Resize(c.vocab_size * h * 2));
+  layers_.resize(c.num_layers);
+  for (DeviceLayer& l : layers_) {
+    JISU_RETURN_IF_ERROR(l.wqkv.Resize(QkvDim() * h * 2));
+    JISU_RETURN_IF_ERROR(l.wo.Resize(h * c.q_dim() * 2));
+    JISU_RETURN_IF_ERROR(l.w_gate_up.Resize(2 * f * h * 2));
+    JISU_RETURN_IF_ERROR(l.w_down.Resize(h * f * 2));
+    JISU_RETURN_IF_ERROR(l.attn_norm.Resize(h * 4));
+    JISU_RETURN_IF_ERROR(l.ffn_norm.Resize(h * 4));
+  }
+  JISU_RETURN_IF_ERROR(final_norm_.Resize(h * 4));
+  return Status::Ok();
+}
+
+Status CudaBackend::Upload(const ModelWeights& w) {
+  const ModelConfig& c = config_;
+  const int64_t h = c.hidden_size;
+  WeightUploader up(stream_);
+  JISU_RETURN_IF_ERROR(up.Init());
+  JISU_RETURN_IF_ERROR(up.Matrix(w.embedding, embedding_.as<uint16_t>()));
+  // Tied heads are the embedding matrix itself (same host view): share the device copy.
+  const bool tied = w.lm_head.data == w.embedding.data;
+  if (!tied) {
+    JISU_RETURN_IF_ERROR(lm_head_.Resize(c.vocab_size * h * 2));
+    JISU_RETURN_IF_ERROR(up.Matrix(w.lm_head, lm_head_.as<uint16_t>()));
+  } else {
+    lm_head_.Reset();
+  }
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const LayerWeights& src = w.layers[i];
+    DeviceLayer& dst = layers_[i];
+    uint16_t* qkv = dst.wqkv.as<uint16_t>();
+    JISU_RETURN_IF_ERROR(up.Matrix(src.wq, qkv));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.wk, qkv + c.q_dim() * h));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.wv, qkv + (c.q_dim() + c.kv_dim()) * h));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.wo, dst.wo.as<uint16_t>()));
+    uint16_t* gu = dst.w_gate_up.as<uint16_t>();
+    JISU_RETURN_IF_ERROR(up.Matrix(src.w_gate, gu));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.w_up, gu + c.intermediate_size * h));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.w_down, dst.w_down.as<uint16_t>()));
+    JISU_RETURN_IF_ERROR(UploadFloats(src.attn_norm, dst.attn_norm));
+    JISU_RETURN_IF_ERROR(UploadFloats(src.ffn_norm, dst.ffn_norm));
+    if (c.attention_bias) {
+      std::vector<float> b = src.bq;
+      b.insert(b.end(), src.bk.begin(), src.bk.end());
+      b.insert(b.end(), src.bv.begin(), src.bv.end());
+      JISU_RETURN_IF_ERROR(UploadFloats(b, dst.bqkv));
+    }
+  }
+  JISU_RETURN_IF_ERROR(UploadFloats(w.final_norm, final_norm_));
+  std::vector<float> inv_freq = RopeInverseFrequencies(c);
+  if (w.rope_freq_factors) {
+    for (size_t i = 0; i < inv_freq.size(); ++i) inv_freq[i] /= (*w.rope_freq_factors)[i];
+  }
+  JISU_RETURN_IF_ERROR(UploadFloats(inv_freq, inv_freq_));
+  JISU_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  return Status::Ok();
+}
+
+Status CudaBackend::FillRandom(uint64_t seed) {
+  const ModelConfig& c = config_;
+  const int64_t h = c.hidden_size;
+  // Uniform(+-s) with s = sqrt(3 / fan_in) keeps each projection's output variance at that of
+  // its input, so activations stay finite through all layers.
+  auto fill = [&](DeviceBuffer& b, int64_t fan_in, uint64_t salt) {
+    cuda::LaunchFillRandomBf16(b.as<uint16_t>(), b.size() / 2,
+                               std::sqrt(3.0f / static_cast<float>(fan_in)), seed * 1000003 + salt,
+                               stream_);
+  };
+  fill(embedding_, 3, 1);
+  if (lm_head_.size()) fill(lm_head_, h, 2);
+  uint64_t salt = 10;
+  for (DeviceLayer& l : layers_) {
+    fill(l.wqkv, h, salt++);
+    fill(l.wo, c.q_dim(), salt++);
+    fill(l.w_gate_up, h, salt++);
+    fill(l.w_down, c.intermediate_size, salt++);
+    cuda::LaunchFillF32(l.attn_norm.as<float>(), h, 1.0f, stream_);
+    cuda::LaunchFillF32(l.ffn_norm.as<float>(), h, 1.0f, stream_);
+    if (c.attention_bias) {
+      JISU_RETURN_IF_ERROR(l.bqkv.Resize(QkvDim() * 4));
+      cuda::LaunchFillF32(l.bqkv.as<float>(), QkvDim(), 0.0f, stream_);
+    }
+  }
+  cuda::LaunchFillF32(final_norm_.as<float>(), h, 1.0f, stream_);
+  JISU_RETURN_IF_ERROR(UploadFloats(RopeInverseFrequencies(c), inv_freq_));
+  JISU_CUDA_RETURN(cudaGetLastError());
+  JISU_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  return Status::Ok();
+}
+
+}  // namespace jisu::cuda_detail
