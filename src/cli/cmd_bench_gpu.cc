@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "model/model_config.h"
+#include "model/model_shapes.h"
 #ifdef JISU_HAVE_CUDA
 #include <cuda_runtime.h>
 
@@ -37,46 +38,6 @@ struct BenchGpuFlags {
   int64_t attn_chunk = 0;
 };
 
-Result<ModelConfig> ShapeConfig(const std::string& name) {
-  ModelConfig c;
-  if (name == "llama-3.1-8b") {
-    c.arch = Architecture::kLlama;
-    c.vocab_size = 128256;
-    c.hidden_size = 4096;
-    c.num_layers = 32;
-    c.num_heads = 32;
-    c.num_kv_heads = 8;
-    c.head_dim = 128;
-    c.intermediate_size = 14336;
-    c.max_position = 131072;
-    c.rms_norm_eps = 1e-5f;
-    c.rope_theta = 500000.0f;
-    c.rope_scaling.type = RopeScaling::Type::kLlama3;
-    c.rope_scaling.factor = 8.0f;
-    c.rope_scaling.low_freq_factor = 1.0f;
-    c.rope_scaling.high_freq_factor = 4.0f;
-    c.rope_scaling.original_max_position = 8192;
-  } else if (name == "qwen2.5-7b") {
-    c.arch = Architecture::kQwen2;
-    c.vocab_size = 152064;
-    c.hidden_size = 3584;
-    c.num_layers = 28;
-    c.num_heads = 28;
-    c.num_kv_heads = 4;
-    c.head_dim = 128;
-    c.intermediate_size = 18944;
-    c.max_position = 32768;
-    c.rms_norm_eps = 1e-6f;
-    c.rope_theta = 1000000.0f;
-    c.attention_bias = true;
-  } else {
-    return Status::InvalidArgument("--shape: expected llama-3.1-8b or qwen2.5-7b, got '" + name +
-                                   "'");
-  }
-  JISU_RETURN_IF_ERROR(c.Validate());
-  return c;
-}
-
 Result<std::vector<int64_t>> ParseList(const std::string& text, const char* flag) {
   std::vector<int64_t> out;
   std::stringstream in(text);
@@ -100,7 +61,7 @@ double Now() {
 }
 
 Status RunBenchGpu(const BenchGpuFlags& f) {
-  JISU_ASSIGN_OR_RETURN(ModelConfig c, ShapeConfig(f.shape));
+  JISU_ASSIGN_OR_RETURN(ModelConfig c, NamedModelShape(f.shape));
   JISU_ASSIGN_OR_RETURN(auto batches, ParseList(f.batches, "--batch"));
   JISU_ASSIGN_OR_RETURN(auto prefills, ParseList(f.prefills, "--prefill"));
   if (f.context < 1 || f.steps < 1) return Status::InvalidArgument("--context/--steps: >= 1");
@@ -250,7 +211,7 @@ void RegisterBenchGpu(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench-gpu",
                                  "CUDA backend decode/prefill throughput at a real model shape "
                                  "with random weights");
-  cmd->add_option("--shape", flags->shape, "llama-3.1-8b or qwen2.5-7b");
+  cmd->add_option("--shape", flags->shape, "a named shape (jisu make-model --list)");
   cmd->add_option("-b,--batch", flags->batches, "comma-separated decode batch sizes");
   cmd->add_option("--context", flags->context, "context length of each decoding sequence");
   cmd->add_option("-p,--prefill", flags->prefills, "comma-separated prompt lengths");
