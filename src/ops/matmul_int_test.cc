@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -192,6 +193,40 @@ void RunType(DType dtype) {
 TEST_F(MatMulIntTest, Q8_0) { RunType(DType::kQ8_0); }
 TEST_F(MatMulIntTest, Q4_0) { RunType(DType::kQ4_0); }
 TEST_F(MatMulIntTest, Q4_1) { RunType(DType::kQ4_1); }
+
+// The AVX-512 panel packer must write exactly the portable packer's bytes, for every integer
+// weight type, full and partial panels (missing rows are zero), at a block offset.
+TEST(PackIntPanelTest, Avx512MatchesPortableExactly) {
+  using matmul_internal::kIntNr;
+  using matmul_internal::kIntPanelBlockBytes;
+  std::mt19937 rng(3);
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1}) {
+    const auto kind = *matmul_internal::WeightKindOf(dtype);
+    constexpr int64_t kCols = 160, kBlocks = 3, kB0 = 1;
+    const size_t row_bytes = *RowBytes(dtype, kCols) + 6;  // a padded stride
+    std::vector<uint8_t> w(row_bytes * kIntNr);
+    for (auto& x : w) x = static_cast<uint8_t>(rng());
+    for (int64_t r = 0; r < kIntNr; ++r) {  // sane f16 scales (random bytes may be NaN)
+      for (int64_t b = 0; b < kCols / 32; ++b) {
+        uint8_t* blk = w.data() + r * row_bytes + b * Traits(dtype).block_bytes;
+        blk[1] = 0x2c;
+        if (dtype == DType::kQ4_1) blk[3] = 0xac;
+      }
+    }
+    for (int valid : {32, 17, 16, 5}) {
+      std::vector<uint8_t> ref(kBlocks * kIntPanelBlockBytes, 0xee), vec(ref.size(), 0xdd);
+      matmul_internal::PackIntPanelPortable(kind, w.data(), row_bytes, valid, kB0, kBlocks,
+                                            ref.data());
+      alignas(64) static uint8_t buf[kBlocks * kIntPanelBlockBytes];
+      if (!matmul_internal::PackIntPanelAvx512(kind, w.data(), row_bytes, valid, kB0, kBlocks,
+                                               buf)) {
+        GTEST_SKIP() << "no AVX-512 VNNI here";
+      }
+      std::memcpy(vec.data(), buf, vec.size());
+      EXPECT_EQ(ref, vec) << DTypeName(dtype) << " valid rows " << valid;
+    }
+  }
+}
 
 TEST(ActQuantTest, BlockScaleAndRounding) {
   std::vector<float> x(64, 0.0f);
