@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
         matmul_internal::ForcePath(path == 1 ? matmul_internal::Path::kDot
                                              : matmul_internal::Path::kGemm);
       }
-      const int reps = 30;
+      const int reps = 100;
       double best_layer = 1e9, best_head = 1e9;
       for (int r = 0; r < reps; ++r) {
         auto t0 = Clock::now();
