@@ -1,6 +1,7 @@
 #include "model/transformer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -63,26 +64,31 @@ void Transformer::Attention(const ForwardBatch& batch, int64_t layer, KvCache& c
   const int num_threads = pool_.num_threads();
   const int64_t stride = capacity_context_;  // scores of one query head
 
+  // Items are claimed a few at a time, not split evenly up front: their cost grows with each
+  // sequence's context, and a thread that the OS descheduled must not hold up the step.
+  const int64_t chunk = std::max<int64_t>(1, num_items / (8 * num_threads));
+  std::atomic<int64_t> next{0};
   pool_.RunOnAll([&](int thread) {
-    const int64_t begin = num_items * thread / num_threads;
-    const int64_t end = num_items * (thread + 1) / num_threads;
     float* scores = scores_.data() + static_cast<size_t>(thread) * group * stride;
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / config_.num_kv_heads;
-      const int64_t kv_head = item % config_.num_kv_heads;
-      const BatchSequence& seq = batch.sequences[token_seq_[t]];
-      const int64_t pos = token_pos_[t];
-      int64_t first = 0;
-      if (config_.sliding_window) first = std::max<int64_t>(0, pos - *config_.sliding_window + 1);
-      const float* q = q_.data() + t * q_dim + kv_head * group * head_dim;
-      PagedKvHead kv;
-      kv.keys = cache.Keys(layer, 0) + kv_head * block_size * head_dim;
-      kv.values = cache.Values(layer, 0) + kv_head * block_size * head_dim;
-      kv.block_stride = cache.shape().FloatsPerBlock();
-      kv.block_size = block_size;
-      kv.block_table = seq.block_table.data();
-      AttendPaged(q, group, head_dim, scale, kv, first, pos, scores, stride,
-                  attn_.data() + t * q_dim + kv_head * group * head_dim);
+    for (int64_t begin; (begin = next.fetch_add(chunk, std::memory_order_relaxed)) < num_items;) {
+      const int64_t end = std::min(num_items, begin + chunk);
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t t = item / config_.num_kv_heads;
+        const int64_t kv_head = item % config_.num_kv_heads;
+        const BatchSequence& seq = batch.sequences[token_seq_[t]];
+        const int64_t pos = token_pos_[t];
+        int64_t first = 0;
+        if (config_.sliding_window) first = std::max<int64_t>(0, pos - *config_.sliding_window + 1);
+        const float* q = q_.data() + t * q_dim + kv_head * group * head_dim;
+        PagedKvHead kv;
+        kv.keys = cache.Keys(layer, 0) + kv_head * block_size * head_dim;
+        kv.values = cache.Values(layer, 0) + kv_head * block_size * head_dim;
+        kv.block_stride = cache.shape().FloatsPerBlock();
+        kv.block_size = block_size;
+        kv.block_table = seq.block_table.data();
+        AttendPaged(q, group, head_dim, scale, kv, first, pos, scores, stride,
+                    attn_.data() + t * q_dim + kv_head * group * head_dim);
+      }
     }
   });
 }
