@@ -1,7 +1,8 @@
 // Manual micro-benchmark (not built by CMake, not a test): MatMul at decode batch sizes on the
 // SmolLM2-135M layer shapes (the per-layer projections and the tied head), per path.
 //   g++ -std=c++20 -O3 -Iinclude -Isrc bench/decode_batch_bench.cc build/libjisu_lib.a \
-//       -lpthread -o build/decode_batch_bench && ./build/decode_batch_bench [dtype] [threads]
+//       -lpthread -o build/decode_batch_bench
+//   ./build/decode_batch_bench [dtype] [threads] [only this M] [int|float]
 // Prints microseconds per call of one layer's matmuls (q,k,v,o,gate,up,down) and of the head.
 #include <chrono>
 #include <cstdio>
@@ -57,6 +58,11 @@ int main(int argc, char** argv) {
   std::vector<float> x(64 * ffn, 0.1f), y(64 * 49152);
   using Clock = std::chrono::steady_clock;
   const int only_m = argc > 3 ? std::atoi(argv[3]) : 0;
+  // Fourth argument "int" or "float": force the activation path (default: automatic).
+  if (argc > 4) {
+    matmul_internal::ForceActPath(std::string(argv[4]) == "int" ? matmul_internal::ActPath::kInt8
+                                                                 : matmul_internal::ActPath::kFloat);
+  }
   for (int m : {1, 4, 8, 16, 32}) {
     if (only_m != 0 && m != only_m) continue;
     for (int path = 0; path < 3; ++path) {
