@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   // Fourth argument "int" or "float": force the activation path (default: automatic).
   if (argc > 4) {
     matmul_internal::ForceActPath(std::string(argv[4]) == "int" ? matmul_internal::ActPath::kInt8
-                                                                 : matmul_internal::ActPath::kFloat);
+                                                                : matmul_internal::ActPath::kFloat);
   }
   for (int m : {1, 4, 8, 16, 32}) {
     if (only_m != 0 && m != only_m) continue;
@@ -84,8 +84,10 @@ int main(int argc, char** argv) {
         best_head = std::min(best_head, std::chrono::duration<double>(t2 - t1).count());
       }
       std::printf("M=%2d %-5s layer %8.1f us  head %8.1f us\n", m,
-                  path == 0 ? "auto" : path == 1 ? "dot" : "gemm", best_layer * 1e6,
-                  best_head * 1e6);
+                  path == 0   ? "auto"
+                  : path == 1 ? "dot"
+                              : "gemm",
+                  best_layer * 1e6, best_head * 1e6);
     }
   }
   return 0;

@@ -20,7 +20,7 @@ struct PagedKvHead {
 // q: `group` query heads of head_dim floats, contiguous; out: same shape. scores: scratch of
 // at least group * score_stride floats, score_stride >= last - first + 1. Single-threaded
 // (the caller parallelizes over tokens and KV heads). Uses AVX-512 where present and head_dim
-// is a multiple of 16 up to 128; elsewhere the portable loops.
+// is 32, 64, 96 or 128; elsewhere the portable loops.
 void AttendPaged(const float* q, int64_t group, int64_t head_dim, float scale,
                  const PagedKvHead& kv, int64_t first, int64_t last, float* scores,
                  int64_t score_stride, float* out);
