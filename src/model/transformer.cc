@@ -1,9 +1,11 @@
 #include "model/transformer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
+#include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
 #include "ops/quant.h"
@@ -62,48 +64,30 @@ void Transformer::Attention(const ForwardBatch& batch, int64_t layer, KvCache& c
   const int num_threads = pool_.num_threads();
   const int64_t stride = capacity_context_;  // scores of one query head
 
+  // Items are claimed a few at a time, not split evenly up front: their cost grows with each
+  // sequence's context, and a thread that the OS descheduled must not hold up the step.
+  const int64_t chunk = std::max<int64_t>(1, num_items / (8 * num_threads));
+  std::atomic<int64_t> next{0};
   pool_.RunOnAll([&](int thread) {
-    const int64_t begin = num_items * thread / num_threads;
-    const int64_t end = num_items * (thread + 1) / num_threads;
     float* scores = scores_.data() + static_cast<size_t>(thread) * group * stride;
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / config_.num_kv_heads;
-      const int64_t kv_head = item % config_.num_kv_heads;
-      const BatchSequence& seq = batch.sequences[token_seq_[t]];
-      const int64_t pos = token_pos_[t];
-      int64_t first = 0;
-      if (config_.sliding_window) first = std::max<int64_t>(0, pos - *config_.sliding_window + 1);
-      const int64_t n = pos - first + 1;
-      const float* q = q_.data() + t * q_dim + kv_head * group * head_dim;
-
-      // scores[g][p - first] = q_g . k_p, one cache block at a time.
-      for (int64_t p0 = first; p0 <= pos;) {
-        const int64_t slot = p0 % block_size;
-        const int64_t count = std::min(block_size - slot, pos - p0 + 1);
-        const float* k = cache.Keys(layer, seq.block_table[p0 / block_size]) +
-                         (kv_head * block_size + slot) * head_dim;
-        DotRowsF32(k, head_dim, head_dim, count, q, head_dim, group, scores + (p0 - first), stride);
-        p0 += count;
-      }
-      for (int64_t g = 0; g < group; ++g) {
-        float* s = scores + g * stride;
-        float max_score = -INFINITY;
-        for (int64_t i = 0; i < n; ++i) max_score = std::max(max_score, s[i] *= scale);
-        float sum = 0.0f;
-        for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - max_score));
-        const float inv_sum = 1.0f / sum;
-        for (int64_t i = 0; i < n; ++i) s[i] *= inv_sum;
-      }
-      float* out = attn_.data() + t * q_dim + kv_head * group * head_dim;
-      std::fill(out, out + group * head_dim, 0.0f);
-      for (int64_t p = first; p <= pos; ++p) {
-        const float* v = cache.Values(layer, seq.block_table[p / block_size]) +
-                         (kv_head * block_size + p % block_size) * head_dim;
-        for (int64_t g = 0; g < group; ++g) {
-          const float w = scores[g * stride + (p - first)];
-          float* o = out + g * head_dim;
-          for (int64_t d = 0; d < head_dim; ++d) o[d] += w * v[d];
-        }
+    for (int64_t begin; (begin = next.fetch_add(chunk, std::memory_order_relaxed)) < num_items;) {
+      const int64_t end = std::min(num_items, begin + chunk);
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t t = item / config_.num_kv_heads;
+        const int64_t kv_head = item % config_.num_kv_heads;
+        const BatchSequence& seq = batch.sequences[token_seq_[t]];
+        const int64_t pos = token_pos_[t];
+        int64_t first = 0;
+        if (config_.sliding_window) first = std::max<int64_t>(0, pos - *config_.sliding_window + 1);
+        const float* q = q_.data() + t * q_dim + kv_head * group * head_dim;
+        PagedKvHead kv;
+        kv.keys = cache.Keys(layer, 0) + kv_head * block_size * head_dim;
+        kv.values = cache.Values(layer, 0) + kv_head * block_size * head_dim;
+        kv.block_stride = cache.shape().FloatsPerBlock();
+        kv.block_size = block_size;
+        kv.block_table = seq.block_table.data();
+        AttendPaged(q, group, head_dim, scale, kv, first, pos, scores, stride,
+                    attn_.data() + t * q_dim + kv_head * group * head_dim);
       }
     }
   });

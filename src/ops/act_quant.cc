@@ -39,13 +39,22 @@ QuantizedActs ActQuantBuffer::Prepare(int64_t num_tokens, int64_t cols) {
 }
 
 void ActQuantBuffer::QuantizeTokens(const float* x, int64_t x_stride, int64_t t0, int64_t t1) {
-  const int64_t cols = cols_;
+  const act_quant_internal::ActQuantRows out{cols_, qs_, d_, sum_, dl_, sl_};
+  if (act_quant_internal::QuantizeRowsAvx512(x, x_stride, t0, t1, out)) return;
+  act_quant_internal::QuantizeRowsScalar(x, x_stride, t0, t1, out);
+}
+
+namespace act_quant_internal {
+
+void QuantizeRowsScalar(const float* x, int64_t x_stride, int64_t t0, int64_t t1,
+                        const ActQuantRows& out) {
+  const int64_t cols = out.cols;
   const int64_t nb = cols / 32;
-  int8_t* qs = qs_;
-  float* d = d_;
-  int32_t* sum = sum_;
-  float* dl = dl_;
-  float* sl = sl_;
+  int8_t* qs = out.qs;
+  float* d = out.d;
+  int32_t* sum = out.sum;
+  float* dl = out.dl;
+  float* sl = out.sl;
   for (int64_t t = t0; t < t1; ++t) {
     const float* xt = x + t * x_stride;
     for (int64_t b = 0; b < nb; ++b) {
@@ -78,4 +87,5 @@ void ActQuantBuffer::QuantizeTokens(const float* x, int64_t x_stride, int64_t t0
   }
 }
 
+}  // namespace act_quant_internal
 }  // namespace jisu

@@ -64,4 +64,24 @@ class ActQuantBuffer {
   float* sl_ = nullptr;
 };
 
+namespace act_quant_internal {
+
+// The storage QuantizeTokens fills, as plain pointers (layout of QuantizedActs).
+struct ActQuantRows {
+  int64_t cols;
+  int8_t* qs;
+  float* d;
+  int32_t* sum;
+  float* dl;
+  float* sl;
+};
+// Tokens [t0, t1) of x into `out`: the portable definition, and an AVX-512 version that gives
+// bit-identical results (same float operations per element; integer sums are exact). The
+// AVX-512 one returns false where it is not compiled in or the CPU lacks AVX-512.
+void QuantizeRowsScalar(const float* x, int64_t x_stride, int64_t t0, int64_t t1,
+                        const ActQuantRows& out);
+bool QuantizeRowsAvx512(const float* x, int64_t x_stride, int64_t t0, int64_t t1,
+                        const ActQuantRows& out);
+
+}  // namespace act_quant_internal
 }  // namespace jisu

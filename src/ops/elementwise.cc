@@ -29,6 +29,11 @@ void RmsNorm(const float* x, const float* weight, float eps, int64_t n, float* o
 }
 
 void SiluMul(float* gate, const float* up, int64_t n) {
+  if (elementwise_internal::SiluMulAvx512(gate, up, n)) return;
+  elementwise_internal::SiluMulPortable(gate, up, n);
+}
+
+void elementwise_internal::SiluMulPortable(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate[i];
     gate[i] = g / (1.0f + std::exp(-g)) * up[i];

@@ -11,6 +11,11 @@ void RmsNorm(const float* x, const float* weight, float eps, int64_t n, float* o
 
 // gate[i] = silu(gate[i]) * up[i]   (SwiGLU), silu(v) = v / (1 + exp(-v))
 void SiluMul(float* gate, const float* up, int64_t n);
+namespace elementwise_internal {
+// SiluMul on AVX-512 (vector exp, ~2 ulp; false where unavailable) and the portable loop.
+bool SiluMulAvx512(float* gate, const float* up, int64_t n);
+void SiluMulPortable(float* gate, const float* up, int64_t n);
+}  // namespace elementwise_internal
 
 // In-place softmax over n values; returns nothing. Stable (subtracts the max).
 void Softmax(float* x, int64_t n);

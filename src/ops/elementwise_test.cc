@@ -148,6 +148,23 @@ TEST(ElementwiseTest, SiluMulVsDouble) {
   ExpectClose(gate, want, 1e-6, 1e-30, "silu_mul-double");
 }
 
+// Both implementations (vector exp on AVX-512, libm in the portable loop) within 1e-6
+// relative of double, over a range wider than activations reach.
+TEST(ElementwiseTest, SiluMulBothPathsVsDouble) {
+  std::vector<float> gate = RandomVector(1001, 20.0f, 7);
+  const std::vector<float> up = RandomVector(1001, 1.0f, 8);
+  std::vector<float> want(gate.size());
+  for (size_t i = 0; i < gate.size(); ++i) {
+    const double g = gate[i];
+    want[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up[i]);
+  }
+  std::vector<float> portable = gate;
+  elementwise_internal::SiluMulPortable(portable.data(), up.data(), 1001);
+  ExpectClose(portable, want, 1e-6, 1e-30, "silu_mul portable");
+  if (!elementwise_internal::SiluMulAvx512(gate.data(), up.data(), 1001)) GTEST_SKIP();
+  ExpectClose(gate, want, 1e-6, 1e-30, "silu_mul avx512");
+}
+
 TEST(ElementwiseTest, SoftmaxVsDoubleAndEdgeCases) {
   std::vector<float> x = RandomVector(333, 10.0f, 5);
   double max = -INFINITY, sum = 0;

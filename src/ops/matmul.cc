@@ -150,6 +150,9 @@ constexpr int64_t kMc = 96;   // tokens per packed activation block (multiple of
 // Measured on Zen 4 (1024 x 2048, one thread): dot wins clearly up to 16 tokens, the two are
 // even near 24 (GEMM pads tokens to the micro-tile and pays for packing).
 constexpr int64_t kGemmMinTokens = 20;
+// Up to this many tokens (batched decode; at most kMc, one token block) the float GEMM packs
+// all activations once per call; beyond, per task, where the block stays L2-resident.
+constexpr int64_t kMaxPrepackTokens = 64;
 // Below this many multiply-adds the pool's wake-up costs more than it saves.
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
 constexpr int64_t kDotRowBlock = 16;  // rows per inner block when tokens need several groups
@@ -197,6 +200,8 @@ struct ThreadScratch {
 // Quantized activations of the current call, owned by the calling thread (read by all).
 thread_local ActQuantBuffer t_act_quant;
 thread_local ThreadScratch t_scratch;
+// Activations packed once per call (Problem::a_packed), owned by the calling thread.
+thread_local ScratchBuffer t_act_pack;
 
 struct Problem {
   const KernelSet* ks;
@@ -211,6 +216,11 @@ struct Problem {
   int64_t y_stride;
   const IntKernelSet* iks;  // non-null: integer path on qa
   QuantizedActs qa;
+  // Float GEMM on a batched-decode call: every token's activations packed once per call
+  // (slice at pc: a_packed + pc * tokens_padded, token panel at + t * kc) instead of once
+  // per task, which repeated the packing for every row chunk. nullptr: pack per task.
+  const float* a_packed = nullptr;
+  int64_t tokens_padded = 0;
 };
 
 // ---- Decode -------------------------------------------------------------------------------
@@ -342,10 +352,15 @@ void GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) 
     PackWeights(p, o0, nc, pc, kc, b, rows_buf);
     for (int64_t ic = tb; ic < te; ic += kMc) {
       const int64_t mc = std::min(kMc, te - ic);
-      PackActivations(p, ic, mc, pc, kc, a);
+      const float* a_block = a;
+      if (p.a_packed != nullptr) {
+        a_block = p.a_packed + pc * p.tokens_padded + ic * kc;  // ic is a multiple of mr
+      } else {
+        PackActivations(p, ic, mc, pc, kc, a);
+      }
       for (int64_t i0 = 0; i0 < mc; i0 += mr) {
         const int64_t mvalid = std::min<int64_t>(mr, mc - i0);
-        const float* ap = a + i0 * kc;
+        const float* ap = a_block + i0 * kc;
         for (int64_t j0 = 0; j0 < nc; j0 += nr) {
           const int64_t nvalid = std::min<int64_t>(nr, nc - j0);
           const float* bp = b + j0 * kc;
@@ -380,6 +395,7 @@ struct Schedule {
   // token chunk i / row_chunks).
   int64_t rows_per_task;
   int64_t row_chunks;
+  int64_t rows_per_chunk;  // GEMM: a multiple of nr, at most kNc
   int64_t tokens_per_task;
   std::atomic<int64_t> next{0};
 };
@@ -391,9 +407,10 @@ void RunTask(const Schedule& s, int64_t i) {
     DotTask(p, r0, std::min(p.rows, r0 + s.rows_per_task));
     return;
   }
-  const int64_t o0 = (i % s.row_chunks) * kNc;
+  const int64_t o0 = (i % s.row_chunks) * s.rows_per_chunk;
   const int64_t tb = (i / s.row_chunks) * s.tokens_per_task;
-  GemmTask(p, o0, std::min(kNc, p.rows - o0), tb, std::min(p.num_tokens, tb + s.tokens_per_task));
+  GemmTask(p, o0, std::min(s.rows_per_chunk, p.rows - o0), tb,
+           std::min(p.num_tokens, tb + s.tokens_per_task));
 }
 
 void RunAll(Schedule* s, ThreadPool& pool, bool parallel) {
@@ -476,7 +493,17 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.rows_per_task = std::max<int64_t>(4, (w.rows + target_tasks - 1) / target_tasks);
     s.num_tasks = (w.rows + s.rows_per_task - 1) / s.rows_per_task;
   } else {
-    s.row_chunks = (w.rows + kNc - 1) / kNc;
+    s.rows_per_chunk = kNc;
+    if (p.iks != nullptr && parallel && num_tokens <= 64) {
+      // Batched decode: a few tokens, so one task per row chunk and no token split. Chunks of
+      // kNc rows left a 576-row matrix as 4.5 tasks for 2 workers (one idles a third of the
+      // call); panels of the integer path are packed per task, so smaller chunks cost nothing
+      // extra. Aim at >= 8 tasks per worker, in whole panels.
+      const int64_t panels = (w.rows + kIntNr - 1) / kIntNr;
+      const int64_t per_chunk = std::clamp<int64_t>(panels / (8 * workers), 1, kNc / kIntNr);
+      s.rows_per_chunk = per_chunk * kIntNr;
+    }
+    s.row_chunks = (w.rows + s.rows_per_chunk - 1) / s.rows_per_chunk;
     // Split tokens too when there are too few row chunks to keep every worker busy; each
     // token chunk re-dequantizes its weights, so split no more than needed.
     const int64_t mr = token_granule;
@@ -485,6 +512,28 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
         std::clamp<int64_t>((2 * workers + s.row_chunks - 1) / s.row_chunks, 1, max_token_chunks);
     s.tokens_per_task = ((num_tokens + token_chunks - 1) / token_chunks + mr - 1) / mr * mr;
     s.num_tasks = s.row_chunks * ((num_tokens + s.tokens_per_task - 1) / s.tokens_per_task);
+  }
+  if (s.gemm && p.iks == nullptr && s.row_chunks > 1 && num_tokens <= kMaxPrepackTokens) {
+    const int64_t mr = p.ks->mr;
+    const int64_t padded = (num_tokens + mr - 1) / mr * mr;
+    float* packed = t_act_pack.Get(static_cast<size_t>(padded * w.cols));
+    const int64_t slices = (w.cols + kKc - 1) / kKc;
+    auto pack_slice = [&p, packed, padded](int64_t i) {
+      const int64_t pc = i * kKc;
+      PackActivations(p, 0, p.num_tokens, pc, std::min(kKc, p.cols - pc), packed + pc * padded);
+    };
+    if (parallel && slices > 1) {
+      std::atomic<int64_t> next{0};
+      pool.RunOnAll([&](int) {
+        for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < slices;) {
+          pack_slice(i);
+        }
+      });
+    } else {
+      for (int64_t i = 0; i < slices; ++i) pack_slice(i);
+    }
+    p.a_packed = packed;
+    p.tokens_padded = padded;
   }
   RunAll(&s, pool, parallel);
 }

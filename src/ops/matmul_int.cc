@@ -48,6 +48,13 @@ const IntKernelSet& IntKernelsFor(Isa isa) {
 
 void PackIntPanel(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
                   int64_t nblocks, uint8_t* panel) {
+  // The layout is the same for every ISA's kernels, so the vector packer serves them all.
+  if (PackIntPanelAvx512(kind, w, row_bytes, valid_rows, b0, nblocks, panel)) return;
+  PackIntPanelPortable(kind, w, row_bytes, valid_rows, b0, nblocks, panel);
+}
+
+void PackIntPanelPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows,
+                          int64_t b0, int64_t nblocks, uint8_t* panel) {
   switch (kind) {
     case kWQ8_0:
       return PackT<kWQ8_0>(w, row_bytes, valid_rows, b0, nblocks, panel);

@@ -1,5 +1,6 @@
 // AVX-512 VNNI integer kernels (vpdpbusd: u8 weights x s8 activations -> int32). Only used
 // after GetCpuFeatures().avx512 && avx512_vnni.
+#include "ops/cpu_features.h"
 #include "ops/matmul_int.h"
 
 #if defined(__x86_64__)
@@ -228,9 +229,102 @@ constexpr IntKernelSet kVnni = {
     kMr,
 };
 
+// Packs rows of one panel (see matmul_int.h) 16 at a time: four 16-byte row slices per zmm,
+// a dword permute and a 4x4 transpose of 128-bit lanes turn "row-major dwords" into "dword j
+// of 16 consecutive rows", which is one 64-byte store of the panel per group of 4 elements.
+JISU_VNNI_INLINE void Transpose16x4(const uint8_t* const* p, __m512i out[4]) {
+  const __m512i tr = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i z[4];
+  for (int k = 0; k < 4; ++k) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p[4 * k])));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[4 * k + 1])), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[4 * k + 2])), 2);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[4 * k + 3])), 3);
+    z[k] = _mm512_permutexvar_epi32(tr, v);  // lane j: dword j of rows 4k .. 4k+3
+  }
+  const __m512i t0 = _mm512_shuffle_i32x4(z[0], z[1], _MM_SHUFFLE(1, 0, 1, 0));
+  const __m512i t1 = _mm512_shuffle_i32x4(z[0], z[1], _MM_SHUFFLE(3, 2, 3, 2));
+  const __m512i t2 = _mm512_shuffle_i32x4(z[2], z[3], _MM_SHUFFLE(1, 0, 1, 0));
+  const __m512i t3 = _mm512_shuffle_i32x4(z[2], z[3], _MM_SHUFFLE(3, 2, 3, 2));
+  out[0] = _mm512_shuffle_i32x4(t0, t2, _MM_SHUFFLE(2, 0, 2, 0));
+  out[1] = _mm512_shuffle_i32x4(t0, t2, _MM_SHUFFLE(3, 1, 3, 1));
+  out[2] = _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(2, 0, 2, 0));
+  out[3] = _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+template <WeightKind K>
+JISU_VNNI void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                         int64_t nblocks, uint8_t* panel) {
+  alignas(64) static const uint8_t kZeros[64] = {};
+  constexpr size_t kBB = IntBlockBytes(K);
+  constexpr size_t kQsOffset = K == kWQ4_1 ? 4 : 2;
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = 0; b < nblocks; ++b) {
+    uint8_t* pb = panel + b * kIntPanelBlockBytes;
+    const uint8_t* blk[kIntNr];
+    for (int r = 0; r < kIntNr; ++r) {
+      blk[r] = r < valid_rows ? w + static_cast<size_t>(r) * row_bytes + (b0 + b) * kBB : nullptr;
+    }
+    for (int h = 0; h < 2; ++h) {
+      const uint8_t* p[16];
+      __m512i out[4];
+      for (int part = 0; part < (K == kWQ8_0 ? 2 : 1); ++part) {
+        for (int i = 0; i < 16; ++i) {
+          const uint8_t* bl = blk[16 * h + i];
+          p[i] = bl != nullptr ? bl + kQsOffset + 16 * part : kZeros;
+        }
+        Transpose16x4(p, out);
+        for (int j = 0; j < 4; ++j) {
+          if constexpr (K == kWQ8_0) {
+            // Missing rows must stay zero bytes, not 0x80.
+            __m512i u = _mm512_xor_si512(out[j], flip);
+            if (16 * h + 16 > valid_rows) {
+              const int nv = valid_rows - 16 * h;
+              const __mmask16 keep =
+                  static_cast<__mmask16>(nv <= 0 ? 0 : (nv >= 16 ? 0xffff : (1u << nv) - 1));
+              u = _mm512_maskz_mov_epi32(keep, u);
+            }
+            _mm512_store_si512(pb + (4 * part + j) * 128 + h * 64, u);
+          } else {
+            _mm512_store_si512(pb + j * 128 + h * 64, _mm512_and_si512(out[j], low4));
+            _mm512_store_si512(pb + (j + 4) * 128 + h * 64,
+                               _mm512_and_si512(_mm512_srli_epi16(out[j], 4), low4));
+          }
+        }
+      }
+    }
+    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
+    float* m = dw + kIntNr;
+    for (int r = 0; r < kIntNr; ++r) {
+      dw[r] = blk[r] != nullptr ? F16At(blk[r]) : 0.0f;
+      m[r] = K == kWQ4_1 && blk[r] != nullptr ? F16At(blk[r] + 2) : 0.0f;
+    }
+  }
+}
+
 }  // namespace
 
 const IntKernelSet* Avx512VnniIntKernels() { return &kVnni; }
+
+bool PackIntPanelAvx512(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows,
+                        int64_t b0, int64_t nblocks, uint8_t* panel) {
+  static const bool ok = GetCpuFeatures().avx512 && GetCpuFeatures().avx512_vnni;
+  if (!ok) return false;
+  switch (kind) {
+    case kWQ8_0:
+      PackPanel<kWQ8_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      return true;
+    case kWQ4_0:
+      PackPanel<kWQ4_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      return true;
+    case kWQ4_1:
+      PackPanel<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      return true;
+    default:
+      return false;
+  }
+}
 
 }  // namespace jisu::matmul_internal
 
@@ -238,6 +332,9 @@ const IntKernelSet* Avx512VnniIntKernels() { return &kVnni; }
 
 namespace jisu::matmul_internal {
 const IntKernelSet* Avx512VnniIntKernels() { return nullptr; }
+bool PackIntPanelAvx512(WeightKind, const uint8_t*, size_t, int, int64_t, int64_t, uint8_t*) {
+  return false;
+}
 }  // namespace jisu::matmul_internal
 
 #endif

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -193,6 +194,40 @@ TEST_F(MatMulIntTest, Q8_0) { RunType(DType::kQ8_0); }
 TEST_F(MatMulIntTest, Q4_0) { RunType(DType::kQ4_0); }
 TEST_F(MatMulIntTest, Q4_1) { RunType(DType::kQ4_1); }
 
+// The AVX-512 panel packer must write exactly the portable packer's bytes, for every integer
+// weight type, full and partial panels (missing rows are zero), at a block offset.
+TEST(PackIntPanelTest, Avx512MatchesPortableExactly) {
+  using matmul_internal::kIntNr;
+  using matmul_internal::kIntPanelBlockBytes;
+  std::mt19937 rng(3);
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1}) {
+    const auto kind = *matmul_internal::WeightKindOf(dtype);
+    constexpr int64_t kCols = 160, kBlocks = 3, kB0 = 1;
+    const size_t row_bytes = *RowBytes(dtype, kCols) + 6;  // a padded stride
+    std::vector<uint8_t> w(row_bytes * kIntNr);
+    for (auto& x : w) x = static_cast<uint8_t>(rng());
+    for (int64_t r = 0; r < kIntNr; ++r) {  // sane f16 scales (random bytes may be NaN)
+      for (int64_t b = 0; b < kCols / 32; ++b) {
+        uint8_t* blk = w.data() + r * row_bytes + b * Traits(dtype).block_bytes;
+        blk[1] = 0x2c;
+        if (dtype == DType::kQ4_1) blk[3] = 0xac;
+      }
+    }
+    for (int valid : {32, 17, 16, 5}) {
+      std::vector<uint8_t> ref(kBlocks * kIntPanelBlockBytes, 0xee), vec(ref.size(), 0xdd);
+      matmul_internal::PackIntPanelPortable(kind, w.data(), row_bytes, valid, kB0, kBlocks,
+                                            ref.data());
+      alignas(64) static uint8_t buf[kBlocks * kIntPanelBlockBytes];
+      if (!matmul_internal::PackIntPanelAvx512(kind, w.data(), row_bytes, valid, kB0, kBlocks,
+                                               buf)) {
+        GTEST_SKIP() << "no AVX-512 VNNI here";
+      }
+      std::memcpy(vec.data(), buf, vec.size());
+      EXPECT_EQ(ref, vec) << DTypeName(dtype) << " valid rows " << valid;
+    }
+  }
+}
+
 TEST(ActQuantTest, BlockScaleAndRounding) {
   std::vector<float> x(64, 0.0f);
   x[0] = 127.0f;
@@ -210,6 +245,50 @@ TEST(ActQuantTest, BlockScaleAndRounding) {
   EXPECT_EQ(a.Sum(0)[1], 0);
   EXPECT_EQ(a.Sl(0)[0], 63.0f);
   EXPECT_EQ(a.Dl(0)[9], 0.0f);
+}
+
+// The AVX-512 quantizer must give exactly the scalar definition's bytes: random blocks of many
+// scales, exact halves after scaling, an all-zero block, a single huge value, a row stride
+// wider than the row.
+TEST(ActQuantTest, Avx512MatchesScalarExactly) {
+  constexpr int64_t kCols = 160, kStride = 173, kTokens = 7;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  std::vector<float> x(kTokens * kStride);
+  for (int64_t t = 0; t < kTokens; ++t) {
+    for (int64_t i = 0; i < kCols; ++i) {
+      x[t * kStride + i] = uni(rng) * std::ldexp(1.0f, static_cast<int>(t) * 3 - 9);
+    }
+  }
+  for (int i = 0; i < 32; ++i) x[kStride + 32 + i] = 0.0f;            // token 1, block 1: zero
+  for (int i = 0; i < 32; ++i) x[2 * kStride + i] = (i - 16) * 0.5f;  // halves at scale 127/8
+  x[2 * kStride + 5] = 127.0f;                                        // scale 1: exact halves
+  x[2 * kStride + 6] = -2.5f;
+  x[2 * kStride + 7] = 2.5f;
+  x[3 * kStride + 64] = 3e30f;
+  const int64_t nb = kCols / 32;
+  struct Out {
+    std::vector<int8_t> qs = std::vector<int8_t>(kTokens * kCols);
+    std::vector<float> d = std::vector<float>(kTokens * nb);
+    std::vector<int32_t> sum = std::vector<int32_t>(kTokens * nb);
+    std::vector<float> dl = std::vector<float>(kTokens * kCols / 4);
+    std::vector<float> sl = std::vector<float>(kTokens * kCols / 4);
+    act_quant_internal::ActQuantRows rows() {
+      return {kCols, qs.data(), d.data(), sum.data(), dl.data(), sl.data()};
+    }
+  } ref, vec;
+  act_quant_internal::QuantizeRowsScalar(x.data(), kStride, 0, kTokens, ref.rows());
+  if (!act_quant_internal::QuantizeRowsAvx512(x.data(), kStride, 0, 3, vec.rows())) {
+    GTEST_SKIP() << "no AVX-512 here";
+  }
+  ASSERT_TRUE(act_quant_internal::QuantizeRowsAvx512(x.data(), kStride, 3, kTokens, vec.rows()));
+  EXPECT_EQ(ref.qs, vec.qs);
+  EXPECT_EQ(ref.d, vec.d);
+  EXPECT_EQ(ref.sum, vec.sum);
+  EXPECT_EQ(ref.dl, vec.dl);
+  EXPECT_EQ(ref.sl, vec.sl);
+  EXPECT_EQ(ref.qs[2 * kCols + 6], -3);  // -2.5 rounds away from zero
+  EXPECT_EQ(ref.qs[2 * kCols + 7], 3);
 }
 
 }  // namespace

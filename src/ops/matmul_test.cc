@@ -167,9 +167,10 @@ void RunType(DType dtype, const std::vector<Shape>& shapes) {
 // Rows not multiples of any tile (nr = 8/16/32, 128-row tasks), cols across one and several
 // 256-deep slices, including a partial last slice.
 const std::vector<Shape> kBlockShapes = {{1, 32}, {7, 96}, {45, 4096}, {131, 288}, {33, 544}};
-// Float types take any column count.
-const std::vector<Shape> kFloatShapes = {{1, 32},    {3, 1},    {7, 13}, {45, 4096},
-                                         {131, 300}, {33, 544}, {20, 47}};
+// Float types take any column count. 260 x 300: three row chunks and two slices, so batched
+// decode (17, 64 tokens) runs on activations packed once per call and shared by the tasks.
+const std::vector<Shape> kFloatShapes = {{1, 32},    {3, 1},    {7, 13},  {45, 4096},
+                                         {131, 300}, {33, 544}, {20, 47}, {260, 300}};
 
 TEST_F(MatMulTest, F32) { RunType(DType::kF32, kFloatShapes); }
 TEST_F(MatMulTest, F16) { RunType(DType::kF16, kFloatShapes); }

@@ -1,0 +1,185 @@
+// AVX-512 paged attention for one query position (see attention.h). Up to 4 query heads of
+// the group at once keep q in registers while the key rows stream past (one dot product and
+// one horizontal sum per head and position), softmax runs 16 scores at a time with a vector
+// exp, and the weighted sum of value rows accumulates in registers; 1/sum is applied once at
+// the end.
+// Differs from the portable loops only by summation order and exp's last-bit rounding.
+#include "ops/attention.h"
+#include "ops/cpu_features.h"
+
+#if defined(__x86_64__)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/vec_exp_avx512.h"
+
+#define JISU_ATT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
+
+namespace jisu::attention_internal {
+namespace {
+
+// GN query heads at once (q in GN * C registers): each key and value row is loaded once for
+// all of them, and the next cache block is prefetched row by row while the current one is
+// read (blocks are scattered, so the hardware prefetcher restarts at every block).
+template <int C, int GN>
+JISU_ATT_AVX512 void AttendFused(const float* q, float scale, const PagedKvHead& kv, int64_t first,
+                                 int64_t last, float* scores, int64_t score_stride, float* out) {
+  constexpr int64_t kHeadDim = 16 * C;
+  const int64_t n = last - first + 1;
+  const int64_t bs = kv.block_size;
+  __m512 qv[GN][C];
+  for (int g = 0; g < GN; ++g) {
+    for (int c = 0; c < C; ++c) qv[g][c] = _mm512_loadu_ps(q + g * kHeadDim + 16 * c);
+  }
+  for (int64_t p0 = first; p0 <= last;) {
+    const int64_t slot = p0 % bs;
+    const int64_t count = std::min(bs - slot, last - p0 + 1);
+    const int64_t blk = p0 / bs;
+    const float* k = kv.keys + kv.block_table[blk] * kv.block_stride + slot * kHeadDim;
+    const bool has_next = p0 + count <= last;
+    const float* kn = has_next ? kv.keys + kv.block_table[blk + 1] * kv.block_stride : nullptr;
+    for (int64_t i = 0; i < count; ++i) {
+      const float* kr = k + i * kHeadDim;
+      if (has_next) {
+        for (int c = 0; c < C; ++c) {
+          _mm_prefetch(reinterpret_cast<const char*>(kn + i * kHeadDim + 16 * c), _MM_HINT_T0);
+        }
+      }
+      __m512 kc[C];
+      for (int c = 0; c < C; ++c) kc[c] = _mm512_loadu_ps(kr + 16 * c);
+      for (int g = 0; g < GN; ++g) {
+        __m512 a = _mm512_mul_ps(qv[g][0], kc[0]);
+        for (int c = 1; c < C; ++c) a = _mm512_fmadd_ps(qv[g][c], kc[c], a);
+        scores[g * score_stride + (p0 - first) + i] = _mm512_reduce_add_ps(a) * scale;
+      }
+    }
+    p0 += count;
+  }
+  __m512 inv_sum[GN];
+  for (int g = 0; g < GN; ++g) {
+    float* s = scores + g * score_stride;
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) mx = _mm512_max_ps(mx, _mm512_loadu_ps(s + i));
+    const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1);
+    mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), tail, s + i));
+    const __m512 max_score = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    __m512 sum = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+      const __m512 e = vec_internal::Exp512(_mm512_sub_ps(_mm512_loadu_ps(s + i), max_score));
+      _mm512_storeu_ps(s + i, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+    if (tail != 0) {
+      const __m512 e =
+          vec_internal::Exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, s + i), max_score));
+      _mm512_mask_storeu_ps(s + i, tail, e);
+      sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, e));
+    }
+    inv_sum[g] = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  }
+  __m512 o[GN][C];
+  for (int g = 0; g < GN; ++g) {
+    for (int c = 0; c < C; ++c) o[g][c] = _mm512_setzero_ps();
+  }
+  for (int64_t p0 = first; p0 <= last;) {
+    const int64_t slot = p0 % bs;
+    const int64_t count = std::min(bs - slot, last - p0 + 1);
+    const int64_t blk = p0 / bs;
+    const float* v = kv.values + kv.block_table[blk] * kv.block_stride + slot * kHeadDim;
+    const bool has_next = p0 + count <= last;
+    const float* vn = has_next ? kv.values + kv.block_table[blk + 1] * kv.block_stride : nullptr;
+    for (int64_t j = 0; j < count; ++j) {
+      if (has_next) {
+        for (int c = 0; c < C; ++c) {
+          _mm_prefetch(reinterpret_cast<const char*>(vn + j * kHeadDim + 16 * c), _MM_HINT_T0);
+        }
+      }
+      __m512 vc[C];
+      for (int c = 0; c < C; ++c) vc[c] = _mm512_loadu_ps(v + j * kHeadDim + 16 * c);
+      for (int g = 0; g < GN; ++g) {
+        const __m512 w = _mm512_set1_ps(scores[g * score_stride + (p0 - first) + j]);
+        for (int c = 0; c < C; ++c) o[g][c] = _mm512_fmadd_ps(w, vc[c], o[g][c]);
+      }
+    }
+    p0 += count;
+  }
+  for (int g = 0; g < GN; ++g) {
+    for (int c = 0; c < C; ++c) {
+      _mm512_storeu_ps(out + g * kHeadDim + 16 * c, _mm512_mul_ps(o[g][c], inv_sum[g]));
+    }
+  }
+}
+
+// Query heads in chunks of up to 4 (at most 16 q registers).
+template <int C>
+JISU_ATT_AVX512 void AttendGroup(const float* q, int64_t group, float scale, const PagedKvHead& kv,
+                                 int64_t first, int64_t last, float* scores, int64_t score_stride,
+                                 float* out) {
+  constexpr int kMaxGn = C <= 4 ? 4 : 2;
+  for (int64_t g0 = 0; g0 < group; g0 += kMaxGn) {
+    const int64_t gn = std::min<int64_t>(kMaxGn, group - g0);
+    const float* qg = q + g0 * 16 * C;
+    float* og = out + g0 * 16 * C;
+    switch (gn) {
+      case 1:
+        AttendFused<C, 1>(qg, scale, kv, first, last, scores, score_stride, og);
+        break;
+      case 2:
+        AttendFused<C, 2>(qg, scale, kv, first, last, scores, score_stride, og);
+        break;
+      case 3:
+        if constexpr (kMaxGn >= 3)
+          AttendFused<C, 3>(qg, scale, kv, first, last, scores, score_stride, og);
+        break;
+      default:
+        if constexpr (kMaxGn >= 4)
+          AttendFused<C, 4>(qg, scale, kv, first, last, scores, score_stride, og);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+bool AttendPagedAvx512(const float* q, int64_t group, int64_t head_dim, float scale,
+                       const PagedKvHead& kv, int64_t first, int64_t last, float* scores,
+                       int64_t score_stride, float* out) {
+  static const bool ok = GetCpuFeatures().avx512;
+  if (!ok || last < first) return false;
+  switch (head_dim) {
+    case 32:
+      AttendGroup<2>(q, group, scale, kv, first, last, scores, score_stride, out);
+      return true;
+    case 64:
+      AttendGroup<4>(q, group, scale, kv, first, last, scores, score_stride, out);
+      return true;
+    case 96:
+      AttendGroup<6>(q, group, scale, kv, first, last, scores, score_stride, out);
+      return true;
+    case 128:
+      AttendGroup<8>(q, group, scale, kv, first, last, scores, score_stride, out);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace jisu::attention_internal
+
+#else
+
+namespace jisu::attention_internal {
+bool AttendPagedAvx512(const float*, int64_t, int64_t, float, const PagedKvHead&, int64_t, int64_t,
+                       float*, int64_t, float*) {
+  return false;
+}
+}  // namespace jisu::attention_internal
+
+#endif
