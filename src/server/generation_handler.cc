@@ -13,6 +13,7 @@
 #include <random>
 
 #include "server/http_server.h"
+#include "server/server_cpu.h"
 
 namespace jisu::server {
 namespace {
@@ -247,6 +248,7 @@ class GenerationRun {
   std::pair<int, Json> Collect() {
     while (!AllDone()) {
       for (auto& [index, out] : NextEvents()) Apply(index, out, nullptr);
+      ServerCpu::Charge(CpuStage::kRespond);
     }
     for (const Choice& c : choices_) {
       if (c.finish_reason == "error") {
@@ -286,7 +288,10 @@ class GenerationRun {
   bool Stream(httplib::DataSink& sink) {
     auto send = [&](const Json& j) {
       const std::string line = "data: " + j.dump() + "\n\n";
-      return sink.write(line.data(), line.size());
+      ServerCpu::Charge(CpuStage::kStream);
+      const bool ok = sink.write(line.data(), line.size());
+      ServerCpu::Charge(CpuStage::kWrite);
+      return ok;
     };
     while (!AllDone()) {
       for (auto& [index, out] : NextEvents()) {
@@ -376,6 +381,8 @@ class GenerationRun {
     std::unique_lock<std::mutex> lock(job_->mu);
     job_->cv.wait(lock, [&] { return !job_->events.empty(); });
     ev.swap(job_->events);
+    lock.unlock();
+    ServerCpu::Charge(CpuStage::kWait);
     return ev;
   }
 
@@ -478,8 +485,11 @@ void SetError(httplib::Response& res, const ApiError& error) {
 
 void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpoint endpoint,
                       const GenerationContext& ctx) {
+  ServerCpu::Charge(CpuStage::kHttp);  // cpp-httplib read the body
   auto g = std::make_shared<GenerationRequest>();
-  if (auto err = ParseGenerationRequest(req.body, endpoint, g.get())) return SetError(res, *err);
+  auto err = ParseGenerationRequest(req.body, endpoint, g.get());
+  ServerCpu::Charge(CpuStage::kParse);
+  if (err) return SetError(res, *err);
   if (!g->model.empty() && g->model != ctx.served->name) {
     return SetError(res, ApiError::NotFound("The model '" + g->model +
                                                 "' does not exist; this server serves '" +
@@ -487,13 +497,18 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
                                             "model"));
   }
   std::vector<PreparedPrompt> prompts;
-  if (auto err = Prepare(*g, ctx, &prompts)) return SetError(res, *err);
+  err = Prepare(*g, ctx, &prompts);
+  ServerCpu::Charge(CpuStage::kPrepare);
+  if (err) return SetError(res, *err);
   auto run = std::make_shared<GenerationRun>(g, ctx);
-  if (auto err = run->Submit(prompts)) return SetError(res, *err);
+  err = run->Submit(prompts);
+  ServerCpu::Charge(CpuStage::kSubmit);
+  if (err) return SetError(res, *err);
   if (!g->stream) {
     auto [status, body] = run->Collect();
     res.status = status;
     res.set_content(body.dump() + "\n", "application/json");
+    ServerCpu::Charge(CpuStage::kRespond);
     return;
   }
   res.set_header("Cache-Control", "no-cache");

@@ -206,6 +206,54 @@ TEST_F(HttpServerTest, MetricsHaveGatewayNames) {
   }
 }
 
+// Value of the sample `series` (name plus labels, exactly as rendered); -1 when absent.
+double MetricValue(const std::string& text, const std::string& series) {
+  const std::string key = "\n" + series + " ";
+  const size_t pos = text.find(key);
+  if (pos == std::string::npos) return -1;
+  return std::strtod(text.c_str() + pos + key.size(), nullptr);
+}
+
+TEST_F(HttpServerTest, ServerCpuSecondsGrowWithRequests) {
+  StartServer({});
+  ASSERT_TRUE(server_->SetReady(served_).ok());
+  auto c = Client();
+  auto before = c.Get("/metrics");
+  ASSERT_TRUE(before);
+  auto stage = [](const char* s) {
+    return std::string("jisu:server_cpu_seconds_total{stage=\"") + s + "\"}";
+  };
+  for (const char* s :
+       {"http", "parse", "prepare", "submit", "wait", "stream", "write", "respond", "other"}) {
+    EXPECT_GE(MetricValue(before->body, stage(s)), 0) << s << "\n" << before->body;
+  }
+  const double process_before = MetricValue(before->body, "process_cpu_seconds_total");
+  EXPECT_GT(process_before, 0);
+  for (int i = 0; i < 4; ++i) {
+    auto r = c.Post("/v1/completions",
+                    R"({"prompt":"Hello","max_tokens":8,"temperature":0,"ignore_eos":true,
+                        "stream":true})",
+                    "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  auto whole = c.Post("/v1/chat/completions",
+                      R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":8,
+                          "ignore_eos":true})",
+                      "application/json");
+  ASSERT_TRUE(whole);
+  ASSERT_EQ(whole->status, 200);
+  auto after = c.Get("/metrics");
+  ASSERT_TRUE(after);
+  // Per-thread CPU clocks tick in nanoseconds; every stage a request passed through grew.
+  for (const char* s : {"http", "parse", "prepare", "submit", "stream", "write", "respond"}) {
+    EXPECT_GT(MetricValue(after->body, stage(s)), MetricValue(before->body, stage(s))) << s;
+  }
+  EXPECT_GT(MetricValue(after->body, "process_cpu_seconds_total"), process_before);
+  // The engine's busy time, the denominator of the overhead ratio, is exported too.
+  EXPECT_GT(MetricValue(after->body, "jisu:step_duration_seconds_sum"), 0);
+}
+
 TEST_F(HttpServerTest, ShutdownRefusesNewWorkAndReturns) {
   StartServer({});
   ASSERT_TRUE(server_->SetReady(served_).ok());
