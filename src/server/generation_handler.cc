@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 
+#include "server/connection_probe.h"
 #include "server/http_server.h"
 #include "server/server_cpu.h"
 
@@ -244,11 +245,23 @@ class GenerationRun {
     return std::nullopt;
   }
 
-  // Non-streaming: waits for every choice and builds the response.
-  std::pair<int, Json> Collect() {
+  // Non-streaming: waits for every choice and builds the response. While waiting, checks every
+  // kProbeInterval whether the client is still connected; if not, cancels the choices (freeing
+  // their KV blocks) and answers 499 (nginx's "client closed request"; nobody reads it).
+  std::pair<int, Json> Collect(ConnectionProbe* probe) {
+    static constexpr std::chrono::milliseconds kProbeInterval{100};
+    auto next_probe = std::chrono::steady_clock::now() + kProbeInterval;
     while (!AllDone()) {
-      for (auto& [index, out] : NextEvents()) Apply(index, out, nullptr);
+      for (auto& [index, out] : NextEvents(kProbeInterval)) Apply(index, out, nullptr);
       ServerCpu::Charge(CpuStage::kRespond);
+      if (probe == nullptr || AllDone() || std::chrono::steady_clock::now() < next_probe) continue;
+      next_probe = std::chrono::steady_clock::now() + kProbeInterval;
+      if (probe->ClientGone()) {
+        CancelUnfinished();
+        ApiError e = ApiError::BadRequest("the client closed the connection");
+        e.http_status = 499;
+        return {499, e.ToJson()};
+      }
     }
     for (const Choice& c : choices_) {
       if (c.finish_reason == "error") {
@@ -376,10 +389,17 @@ class GenerationRun {
     return std::all_of(choices_.begin(), choices_.end(), [](const Choice& c) { return c.done; });
   }
 
-  std::deque<std::pair<size_t, EngineOutput>> NextEvents() {
+  // The events so far, waiting for at least one (at most `timeout`, then possibly none).
+  std::deque<std::pair<size_t, EngineOutput>> NextEvents(
+      std::chrono::milliseconds timeout = std::chrono::milliseconds::max()) {
     std::deque<std::pair<size_t, EngineOutput>> ev;
     std::unique_lock<std::mutex> lock(job_->mu);
-    job_->cv.wait(lock, [&] { return !job_->events.empty(); });
+    auto ready = [&] { return !job_->events.empty(); };
+    if (timeout == std::chrono::milliseconds::max()) {
+      job_->cv.wait(lock, ready);
+    } else {
+      job_->cv.wait_for(lock, timeout, ready);
+    }
     ev.swap(job_->events);
     lock.unlock();
     ServerCpu::Charge(CpuStage::kWait);
@@ -505,7 +525,8 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
   ServerCpu::Charge(CpuStage::kSubmit);
   if (err) return SetError(res, *err);
   if (!g->stream) {
-    auto [status, body] = run->Collect();
+    ConnectionProbe probe(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
+    auto [status, body] = run->Collect(&probe);
     res.status = status;
     res.set_content(body.dump() + "\n", "application/json");
     ServerCpu::Charge(CpuStage::kRespond);
