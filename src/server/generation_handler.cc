@@ -15,6 +15,7 @@
 #include "server/connection_probe.h"
 #include "server/http_server.h"
 #include "server/server_cpu.h"
+#include "server/stream_chunk.h"
 
 namespace jisu::server {
 namespace {
@@ -306,9 +307,11 @@ class GenerationRun {
       ServerCpu::Charge(CpuStage::kWrite);
       return ok;
     };
+    StreamChunkFormatter chunks(g_.endpoint == Endpoint::kChat, id_, created_, ctx_.served->name,
+                                g_.include_usage);
     while (!AllDone()) {
       for (auto& [index, out] : NextEvents()) {
-        Json delta_logprobs = Json::array();
+        Json delta_logprobs;  // null until a logprob is added: no allocation per token
         const size_t before = choices_[index].text.size();
         const bool was_started = choices_[index].started;
         Apply(index, out, &delta_logprobs);
@@ -332,7 +335,13 @@ class GenerationRun {
         const bool has_lp = g_.top_logprobs >= 0 && (g_.endpoint == Endpoint::kChat
                                                          ? !delta_logprobs.empty()
                                                          : !delta_completion_lp_["tokens"].empty());
-        if (!delta.empty() || has_lp) {
+        if (!has_lp && (!delta.empty() || fin)) {  // the per-token path: no JSON tree
+          const std::string& line = chunks.Chunk(index, ValidUtf8(delta), fin ? reason : "");
+          ServerCpu::Charge(CpuStage::kStream);
+          const bool ok = sink.write(line.data(), line.size());
+          ServerCpu::Charge(CpuStage::kWrite);
+          if (!ok) return Abandon();
+        } else if (!delta.empty() || has_lp) {
           Json lp;
           if (has_lp && g_.endpoint == Endpoint::kChat) lp = {{"content", delta_logprobs}};
           if (has_lp && g_.endpoint == Endpoint::kCompletion) lp = delta_completion_lp_;
