@@ -231,9 +231,13 @@ class GenerationRun {
         choices_.push_back(std::move(c));
         std::shared_ptr<Job> job = job_;
         auto id = engine.Submit(std::move(r), [job, index](const EngineOutput& o) {
-          std::lock_guard<std::mutex> lock(job->mu);
-          job->events.emplace_back(index, o);
-          job->cv.notify_all();
+          {
+            std::lock_guard<std::mutex> lock(job->mu);
+            job->events.emplace_back(index, o);
+          }
+          // After unlocking, so the woken thread does not block on the mutex at once. `job` is
+          // owned by this callback, so it outlives the notify.
+          job->cv.notify_one();
         });
         if (!id.ok()) {
           choices_.pop_back();
