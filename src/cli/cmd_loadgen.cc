@@ -40,6 +40,9 @@ struct LoadgenFlags {
   int32_t summarize_words = 350;
   bool ignore_eos = false;
   bool no_user = false;
+  int32_t prompt_tokens = 0;  // > 0: the fixed workload
+  int32_t output_tokens = 64;
+  int32_t token_id_limit = 1000;
   double temperature = 0;
   double slo_ttft_ms = 2000;
   double slo_tpot_ms = 100;
@@ -99,8 +102,24 @@ Status RunLoadgen(const LoadgenFlags& f) {
   client.api_key = f.api_key;
   client.timeout_s = f.timeout;
 
-  JISU_ASSIGN_OR_RETURN(Corpus corpus, LoadCorpus(f.workload_dir));
-  JISU_ASSIGN_OR_RETURN(std::vector<RequestSpec> specs, GenerateWorkload(corpus, w));
+  const bool fixed = f.prompt_tokens > 0;
+  std::vector<RequestSpec> specs;
+  if (fixed) {
+    if (f.endpoint != "completions") {
+      return Status::InvalidArgument("--prompt-tokens sends token ids: use --endpoint completions");
+    }
+    FixedWorkloadOptions fw;
+    fw.num_requests = w.num_requests;
+    fw.prompt_tokens = f.prompt_tokens;
+    fw.max_tokens = f.output_tokens;
+    fw.token_id_limit = f.token_id_limit;
+    fw.seed = f.seed;
+    JISU_RETURN_IF_ERROR(fw.Validate());
+    specs = GenerateFixedWorkload(fw);
+  } else {
+    JISU_ASSIGN_OR_RETURN(Corpus corpus, LoadCorpus(f.workload_dir));
+    JISU_ASSIGN_OR_RETURN(specs, GenerateWorkload(corpus, w));
+  }
   BodyOptions body;
   body.model = f.model;
   if (body.model.empty()) {
@@ -108,7 +127,7 @@ Status RunLoadgen(const LoadgenFlags& f) {
   }
   body.endpoint = f.endpoint == "chat" ? Endpoint::kChat : Endpoint::kCompletions;
   body.temperature = f.temperature;
-  body.ignore_eos = f.ignore_eos;
+  body.ignore_eos = f.ignore_eos || fixed;  // fixed lengths need it
   body.send_user = !f.no_user;
   std::vector<std::string> bodies;
   bodies.reserve(specs.size());
@@ -156,7 +175,9 @@ Status RunLoadgen(const LoadgenFlags& f) {
                    {"zipf_s", w.zipf_s},
                    {"max_tokens", w.max_tokens},
                    {"summarize_words", w.summarize_words},
-                   {"ignore_eos", f.ignore_eos},
+                   {"ignore_eos", body.ignore_eos},
+                   {"prompt_tokens", f.prompt_tokens},
+                   {"output_tokens", fixed ? f.output_tokens : 0},
                    {"temperature", f.temperature}};
     nlohmann::json rows = nlohmann::json::array();
     for (const RequestResult& r : outcome.results) {
@@ -216,6 +237,14 @@ void RegisterLoadgen(CLI::App& app) {
   sub->add_flag("--ignore-eos", flags->ignore_eos,
                 "Send ignore_eos (vLLM extension) so outputs run to max_tokens");
   sub->add_flag("--no-user", flags->no_user, "Do not send the `user` field");
+  sub->add_option("--prompt-tokens", flags->prompt_tokens,
+                  "Fixed workload instead of the mixed one: prompts of this many random token "
+                  "ids (distinct per request), --endpoint completions, ignore_eos");
+  sub->add_option("--output-tokens", flags->output_tokens, "Fixed workload: max_tokens")
+      ->capture_default_str();
+  sub->add_option("--token-id-limit", flags->token_id_limit,
+                  "Fixed workload: token ids are drawn from [3, this)")
+      ->capture_default_str();
   sub->add_option("--temperature", flags->temperature)->capture_default_str();
   sub->add_option("--slo-ttft-ms", flags->slo_ttft_ms)->capture_default_str();
   sub->add_option("--slo-tpot-ms", flags->slo_tpot_ms)->capture_default_str();

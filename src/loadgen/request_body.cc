@@ -17,6 +17,8 @@ std::string BuildRequestBody(const RequestSpec& spec, const BodyOptions& o) {
       messages.push_back({{"role", m.role}, {"content", m.content}});
     }
     j["messages"] = std::move(messages);
+  } else if (!spec.prompt_tokens.empty()) {
+    j["prompt"] = spec.prompt_tokens;
   } else {
     j["prompt"] = FlattenPrompt(spec.messages);
   }

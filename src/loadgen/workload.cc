@@ -228,4 +228,29 @@ std::string FlattenPrompt(const std::vector<Message>& messages) {
   return p;
 }
 
+Status FixedWorkloadOptions::Validate() const {
+  if (num_requests == 0) return Status::InvalidArgument("fixed workload: no requests");
+  if (prompt_tokens < 1 || prompt_tokens > 1'000'000) {
+    return Status::InvalidArgument("--prompt-tokens must be in [1, 1e6]");
+  }
+  if (max_tokens < 1) return Status::InvalidArgument("--output-tokens must be >= 1");
+  if (token_id_limit < 4) return Status::InvalidArgument("--token-id-limit must be >= 4");
+  return Status::Ok();
+}
+
+std::vector<RequestSpec> GenerateFixedWorkload(const FixedWorkloadOptions& o) {
+  std::vector<RequestSpec> specs(o.num_requests);
+  Rng rng(o.seed ^ 0x6a09e667f3bcc909ULL);
+  const uint64_t span = static_cast<uint64_t>(o.token_id_limit - 3);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    RequestSpec& s = specs[i];
+    s.cls = RequestClass::kChat;  // reported as one class
+    s.user = "fixed-" + std::to_string(i);
+    s.max_tokens = o.max_tokens;
+    s.prompt_tokens.resize(static_cast<size_t>(o.prompt_tokens));
+    for (int32_t& t : s.prompt_tokens) t = 3 + static_cast<int32_t>(rng.Below(span));
+  }
+  return specs;
+}
+
 }  // namespace jisu::loadgen

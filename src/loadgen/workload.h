@@ -40,6 +40,7 @@ struct RequestSpec {
   bool shared_prefix = false;  // starts with the common system prompt
   std::string user;            // OpenAI `user` field
   std::vector<Message> messages;
+  std::vector<int32_t> prompt_tokens;  // non-empty: a token-id prompt (/completions only)
   int32_t max_tokens = 0;
 };
 
@@ -59,6 +60,21 @@ struct WorkloadOptions {
 
 Result<std::vector<RequestSpec>> GenerateWorkload(const Corpus& corpus,
                                                   const WorkloadOptions& options);
+
+// The fixed workload: `num_requests` prompts of exactly `prompt_tokens` token ids each, drawn
+// uniformly from [3, token_id_limit) per request (no two share a prefix), each asking for
+// `max_tokens`. With ignore_eos it is the same work as `jisu bench-engine -p P -n N
+// --shared-prefix 0`, so the two can be compared to tell the HTTP layer's cost.
+struct FixedWorkloadOptions {
+  size_t num_requests = 64;
+  int32_t prompt_tokens = 128;
+  int32_t max_tokens = 64;
+  int32_t token_id_limit = 1000;  // below every vocabulary this is used with
+  uint64_t seed = 0;
+
+  Status Validate() const;
+};
+std::vector<RequestSpec> GenerateFixedWorkload(const FixedWorkloadOptions& options);
 
 // The messages flattened into one completion prompt ("System: ...\nUser: ...\nAssistant:").
 std::string FlattenPrompt(const std::vector<Message>& messages);

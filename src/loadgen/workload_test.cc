@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "loadgen/random.h"
 #include "loadgen/request_body.h"
@@ -145,6 +147,51 @@ TEST(LoadgenWorkload, ShippedCorpusLoads) {
   EXPECT_GT(c->passages.size(), 10u);
   EXPECT_GT(c->code.size(), 10u);
   EXPECT_GT(c->questions.size(), 30u);
+}
+
+TEST(LoadgenWorkload, FixedWorkloadHasExactLengthsAndDistinctPrompts) {
+  FixedWorkloadOptions o;
+  o.num_requests = 64;
+  o.prompt_tokens = 128;
+  o.max_tokens = 64;
+  o.token_id_limit = 500;
+  ASSERT_TRUE(o.Validate().ok());
+  const std::vector<RequestSpec> specs = GenerateFixedWorkload(o);
+  ASSERT_EQ(specs.size(), 64u);
+  std::set<int32_t> first_tokens;
+  for (const RequestSpec& s : specs) {
+    ASSERT_EQ(s.prompt_tokens.size(), 128u);
+    EXPECT_EQ(s.max_tokens, 64);
+    for (int32_t t : s.prompt_tokens) {
+      EXPECT_GE(t, 3);
+      EXPECT_LT(t, 500);
+    }
+    first_tokens.insert(s.prompt_tokens[0]);
+  }
+  // No shared prefix to speak of: first tokens spread over the range.
+  EXPECT_GT(first_tokens.size(), 40u);
+  // Same seed, same set; another seed, another set.
+  EXPECT_EQ(GenerateFixedWorkload(o)[5].prompt_tokens, specs[5].prompt_tokens);
+  o.seed = 9;
+  EXPECT_NE(GenerateFixedWorkload(o)[5].prompt_tokens, specs[5].prompt_tokens);
+
+  BodyOptions b;
+  b.model = "m";
+  b.endpoint = Endpoint::kCompletions;
+  b.ignore_eos = true;
+  const auto j = nlohmann::json::parse(BuildRequestBody(specs[0], b));
+  ASSERT_TRUE(j["prompt"].is_array());
+  EXPECT_EQ(j["prompt"].size(), 128u);
+  EXPECT_EQ(j["prompt"][0], specs[0].prompt_tokens[0]);
+  EXPECT_EQ(j["max_tokens"], 64);
+  EXPECT_EQ(j["ignore_eos"], true);
+
+  FixedWorkloadOptions bad;
+  bad.prompt_tokens = 0;
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = {};
+  bad.token_id_limit = 2;
+  EXPECT_FALSE(bad.Validate().ok());
 }
 
 }  // namespace

@@ -12,7 +12,10 @@
 #include <memory>
 #include <random>
 
+#include "server/connection_probe.h"
 #include "server/http_server.h"
+#include "server/server_cpu.h"
+#include "server/stream_chunk.h"
 
 namespace jisu::server {
 namespace {
@@ -228,9 +231,13 @@ class GenerationRun {
         choices_.push_back(std::move(c));
         std::shared_ptr<Job> job = job_;
         auto id = engine.Submit(std::move(r), [job, index](const EngineOutput& o) {
-          std::lock_guard<std::mutex> lock(job->mu);
-          job->events.emplace_back(index, o);
-          job->cv.notify_all();
+          {
+            std::lock_guard<std::mutex> lock(job->mu);
+            job->events.emplace_back(index, o);
+          }
+          // After unlocking, so the woken thread does not block on the mutex at once. `job` is
+          // owned by this callback, so it outlives the notify.
+          job->cv.notify_one();
         });
         if (!id.ok()) {
           choices_.pop_back();
@@ -243,10 +250,23 @@ class GenerationRun {
     return std::nullopt;
   }
 
-  // Non-streaming: waits for every choice and builds the response.
-  std::pair<int, Json> Collect() {
+  // Non-streaming: waits for every choice and builds the response. While waiting, checks every
+  // kProbeInterval whether the client is still connected; if not, cancels the choices (freeing
+  // their KV blocks) and answers 499 (nginx's "client closed request"; nobody reads it).
+  std::pair<int, Json> Collect(ConnectionProbe* probe) {
+    static constexpr std::chrono::milliseconds kProbeInterval{100};
+    auto next_probe = std::chrono::steady_clock::now() + kProbeInterval;
     while (!AllDone()) {
-      for (auto& [index, out] : NextEvents()) Apply(index, out, nullptr);
+      for (auto& [index, out] : NextEvents(kProbeInterval)) Apply(index, out, nullptr);
+      ServerCpu::Charge(CpuStage::kRespond);
+      if (probe == nullptr || AllDone() || std::chrono::steady_clock::now() < next_probe) continue;
+      next_probe = std::chrono::steady_clock::now() + kProbeInterval;
+      if (probe->ClientGone()) {
+        CancelUnfinished();
+        ApiError e = ApiError::BadRequest("the client closed the connection");
+        e.http_status = 499;
+        return {499, e.ToJson()};
+      }
     }
     for (const Choice& c : choices_) {
       if (c.finish_reason == "error") {
@@ -286,11 +306,16 @@ class GenerationRun {
   bool Stream(httplib::DataSink& sink) {
     auto send = [&](const Json& j) {
       const std::string line = "data: " + j.dump() + "\n\n";
-      return sink.write(line.data(), line.size());
+      ServerCpu::Charge(CpuStage::kStream);
+      const bool ok = sink.write(line.data(), line.size());
+      ServerCpu::Charge(CpuStage::kWrite);
+      return ok;
     };
+    StreamChunkFormatter chunks(g_.endpoint == Endpoint::kChat, id_, created_, ctx_.served->name,
+                                g_.include_usage);
     while (!AllDone()) {
       for (auto& [index, out] : NextEvents()) {
-        Json delta_logprobs = Json::array();
+        Json delta_logprobs;  // null until a logprob is added: no allocation per token
         const size_t before = choices_[index].text.size();
         const bool was_started = choices_[index].started;
         Apply(index, out, &delta_logprobs);
@@ -314,7 +339,13 @@ class GenerationRun {
         const bool has_lp = g_.top_logprobs >= 0 && (g_.endpoint == Endpoint::kChat
                                                          ? !delta_logprobs.empty()
                                                          : !delta_completion_lp_["tokens"].empty());
-        if (!delta.empty() || has_lp) {
+        if (!has_lp && (!delta.empty() || fin)) {  // the per-token path: no JSON tree
+          const std::string& line = chunks.Chunk(index, ValidUtf8(delta), fin ? reason : "");
+          ServerCpu::Charge(CpuStage::kStream);
+          const bool ok = sink.write(line.data(), line.size());
+          ServerCpu::Charge(CpuStage::kWrite);
+          if (!ok) return Abandon();
+        } else if (!delta.empty() || has_lp) {
           Json lp;
           if (has_lp && g_.endpoint == Endpoint::kChat) lp = {{"content", delta_logprobs}};
           if (has_lp && g_.endpoint == Endpoint::kCompletion) lp = delta_completion_lp_;
@@ -371,11 +402,20 @@ class GenerationRun {
     return std::all_of(choices_.begin(), choices_.end(), [](const Choice& c) { return c.done; });
   }
 
-  std::deque<std::pair<size_t, EngineOutput>> NextEvents() {
+  // The events so far, waiting for at least one (at most `timeout`, then possibly none).
+  std::deque<std::pair<size_t, EngineOutput>> NextEvents(
+      std::chrono::milliseconds timeout = std::chrono::milliseconds::max()) {
     std::deque<std::pair<size_t, EngineOutput>> ev;
     std::unique_lock<std::mutex> lock(job_->mu);
-    job_->cv.wait(lock, [&] { return !job_->events.empty(); });
+    auto ready = [&] { return !job_->events.empty(); };
+    if (timeout == std::chrono::milliseconds::max()) {
+      job_->cv.wait(lock, ready);
+    } else {
+      job_->cv.wait_for(lock, timeout, ready);
+    }
     ev.swap(job_->events);
+    lock.unlock();
+    ServerCpu::Charge(CpuStage::kWait);
     return ev;
   }
 
@@ -478,8 +518,11 @@ void SetError(httplib::Response& res, const ApiError& error) {
 
 void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpoint endpoint,
                       const GenerationContext& ctx) {
+  ServerCpu::Charge(CpuStage::kHttp);  // cpp-httplib read the body
   auto g = std::make_shared<GenerationRequest>();
-  if (auto err = ParseGenerationRequest(req.body, endpoint, g.get())) return SetError(res, *err);
+  auto err = ParseGenerationRequest(req.body, endpoint, g.get());
+  ServerCpu::Charge(CpuStage::kParse);
+  if (err) return SetError(res, *err);
   if (!g->model.empty() && g->model != ctx.served->name) {
     return SetError(res, ApiError::NotFound("The model '" + g->model +
                                                 "' does not exist; this server serves '" +
@@ -487,13 +530,19 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
                                             "model"));
   }
   std::vector<PreparedPrompt> prompts;
-  if (auto err = Prepare(*g, ctx, &prompts)) return SetError(res, *err);
+  err = Prepare(*g, ctx, &prompts);
+  ServerCpu::Charge(CpuStage::kPrepare);
+  if (err) return SetError(res, *err);
   auto run = std::make_shared<GenerationRun>(g, ctx);
-  if (auto err = run->Submit(prompts)) return SetError(res, *err);
+  err = run->Submit(prompts);
+  ServerCpu::Charge(CpuStage::kSubmit);
+  if (err) return SetError(res, *err);
   if (!g->stream) {
-    auto [status, body] = run->Collect();
+    ConnectionProbe probe(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
+    auto [status, body] = run->Collect(&probe);
     res.status = status;
     res.set_content(body.dump() + "\n", "application/json");
+    ServerCpu::Charge(CpuStage::kRespond);
     return;
   }
   res.set_header("Cache-Control", "no-cache");

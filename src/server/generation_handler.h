@@ -1,7 +1,8 @@
 // One /v1/chat/completions or /v1/completions request, from the parsed body to the HTTP answer:
 // tokenize (chat template or plain text / token ids), submit n engine requests per prompt,
 // then either wait and answer one JSON object or stream server-sent events. A failed write to
-// the client cancels every engine request of the job at once, so its KV blocks are freed.
+// the client cancels every engine request of the job at once, so its KV blocks are freed; a
+// non-streamed request checks its connection while it waits (ConnectionProbe) to the same end.
 #pragma once
 
 #include <atomic>

@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "engine/engine.h"
 #include "metrics/metrics_registry.h"
+#include "server/server_cpu.h"
 
 namespace jisu::server {
 
@@ -20,11 +22,16 @@ class HttpMetrics {
   void CountRequest(const std::string& endpoint, int status);
   // The whole exposition ("" while loading).
   std::string Render(int64_t in_flight) const;
+  ServerCpu& cpu() { return cpu_; }
 
  private:
   std::atomic<Engine*> engine_{nullptr};
   MetricsRegistry::Family<Counter>* requests_ = nullptr;  // set before engine_ is published
   Gauge* in_flight_ = nullptr;
+  Counter* process_cpu_ = nullptr;  // process_cpu_seconds_total, advanced at each Render
+  mutable std::mutex process_cpu_mu_;
+  mutable double process_cpu_seen_ = 0;
+  ServerCpu cpu_;
 };
 
 }  // namespace jisu::server

@@ -106,6 +106,7 @@ void HttpServer::Install() {
   svr.set_keep_alive_max_count(static_cast<size_t>(options_.keep_alive_max_requests));
 
   svr.set_pre_routing_handler([impl](const httplib::Request& req, httplib::Response& res) {
+    ServerCpu::Charge(CpuStage::kHttp);  // reading the request line and headers
     if (impl->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
@@ -138,8 +139,12 @@ void HttpServer::Install() {
     }
     res.set_content(e.ToJson().dump() + "\n", "application/json");
   });
+  // Runs after the response was written, on the connection's thread.
   svr.set_logger([impl](const httplib::Request& req, const httplib::Response& res) {
-    impl->metrics.CountRequest(EndpointLabel(req.path), res.status);
+    const std::string endpoint = EndpointLabel(req.path);
+    impl->metrics.CountRequest(endpoint, res.status);
+    const bool generation = endpoint == "/v1/chat/completions" || endpoint == "/v1/completions";
+    impl->metrics.cpu().ChargeAndFlush(generation ? CpuStage::kWrite : CpuStage::kOther);
   });
 
   svr.Get("/health", [impl](const httplib::Request&, httplib::Response& res) {

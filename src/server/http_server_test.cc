@@ -5,6 +5,12 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include "tests/test_util.h"
 
@@ -193,17 +199,114 @@ TEST_F(HttpServerTest, FullQueueAnswers429WithRetryAfter) {
 TEST_F(HttpServerTest, MetricsHaveGatewayNames) {
   StartServer({});
   ASSERT_TRUE(server_->SetReady(served_).ok());
-  ASSERT_TRUE(Client().Get("/health"));  // counted once its answer is written
+  ASSERT_TRUE(Client().Get("/health"));
+  // Counted by the logger, after the answer was written: the client may see the answer first.
+  const std::string health = "jisu:http_requests_total{endpoint=\"/health\",status=\"200\"} 1";
   auto r = Client().Get("/metrics");
+  for (int i = 0; i < 100 && r && r->body.find(health) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    r = Client().Get("/metrics");
+  }
   ASSERT_TRUE(r);
-  EXPECT_NE(r->body.find("jisu:http_requests_total{endpoint=\"/health\",status=\"200\"} 1"),
-            std::string::npos)
-      << r->body;
+  EXPECT_NE(r->body.find(health), std::string::npos) << r->body;
   for (const char* name : {"\nvllm:num_requests_running ", "\nvllm:num_requests_waiting ",
                            "\nvllm:gpu_cache_usage_perc ", "\nvllm:kv_cache_usage_perc ",
                            "\njisu:http_requests_total{", "\njisu:http_requests_in_flight "}) {
     EXPECT_NE(r->body.find(name), std::string::npos) << name;
   }
+}
+
+// Value of the sample `series` (name plus labels, exactly as rendered); -1 when absent.
+double MetricValue(const std::string& text, const std::string& series) {
+  const std::string key = "\n" + series + " ";
+  const size_t pos = text.find(key);
+  if (pos == std::string::npos) return -1;
+  return std::strtod(text.c_str() + pos + key.size(), nullptr);
+}
+
+TEST_F(HttpServerTest, ServerCpuSecondsGrowWithRequests) {
+  StartServer({});
+  ASSERT_TRUE(server_->SetReady(served_).ok());
+  auto c = Client();
+  auto before = c.Get("/metrics");
+  ASSERT_TRUE(before);
+  auto stage = [](const char* s) {
+    return std::string("jisu:server_cpu_seconds_total{stage=\"") + s + "\"}";
+  };
+  for (const char* s :
+       {"http", "parse", "prepare", "submit", "wait", "stream", "write", "respond", "other"}) {
+    EXPECT_GE(MetricValue(before->body, stage(s)), 0) << s << "\n" << before->body;
+  }
+  const double process_before = MetricValue(before->body, "process_cpu_seconds_total");
+  EXPECT_GT(process_before, 0);
+  for (int i = 0; i < 4; ++i) {
+    auto r = c.Post("/v1/completions",
+                    R"({"prompt":"Hello","max_tokens":8,"temperature":0,"ignore_eos":true,
+                        "stream":true})",
+                    "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  auto whole = c.Post("/v1/chat/completions",
+                      R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":8,
+                          "ignore_eos":true})",
+                      "application/json");
+  ASSERT_TRUE(whole);
+  ASSERT_EQ(whole->status, 200);
+  auto after = c.Get("/metrics");
+  ASSERT_TRUE(after);
+  // Per-thread CPU clocks tick in nanoseconds; every stage a request passed through grew.
+  for (const char* s : {"http", "parse", "prepare", "submit", "stream", "write", "respond"}) {
+    EXPECT_GT(MetricValue(after->body, stage(s)), MetricValue(before->body, stage(s))) << s;
+  }
+  EXPECT_GT(MetricValue(after->body, "process_cpu_seconds_total"), process_before);
+  // The engine's busy time, the denominator of the overhead ratio, is exported too.
+  EXPECT_GT(MetricValue(after->body, "jisu:step_duration_seconds_sum"), 0);
+}
+
+// A non-streaming request whose client hangs up is cancelled (its KV blocks freed) long before
+// its 16 x 480 tokens could have been generated.
+TEST_F(HttpServerTest, NonStreamingRequestCancelledWhenClientDisconnects) {
+  StartServer({});
+  ASSERT_TRUE(server_->SetReady(served_).ok());
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string body =
+      R"({"prompt":"Hello","max_tokens":480,"n":16,"ignore_eos":true,"temperature":0})";
+  const std::string request =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  auto c = Client();
+  // Wait until the 16 choices run, then hang up.
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    auto m = c.Get("/metrics");
+    ASSERT_TRUE(m);
+    if (MetricValue(m->body, "vllm:num_requests_running") >= 16) break;
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10)) << m->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  close(fd);
+  const auto t1 = std::chrono::steady_clock::now();
+  double cancelled = 0, generated = 0;
+  while (std::chrono::steady_clock::now() - t1 < std::chrono::seconds(20)) {
+    auto m = c.Get("/metrics");
+    ASSERT_TRUE(m);
+    cancelled = MetricValue(m->body, "jisu:requests_finished_total{finished_reason=\"cancelled\"}");
+    generated = MetricValue(m->body, "vllm:generation_tokens_total");
+    if (cancelled >= 16 && MetricValue(m->body, "jisu:kv_blocks_in_use") == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(cancelled, 16);
+  EXPECT_LT(generated, 16 * 480);
+  EXPECT_EQ(server_->num_in_flight(), 0);
 }
 
 TEST_F(HttpServerTest, ShutdownRefusesNewWorkAndReturns) {

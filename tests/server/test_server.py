@@ -358,6 +358,54 @@ def _stream_once(i, tokens):
     return done and chunks == tokens, chunks, ttft or 0, time.time() - t0
 
 
+def test_server_cpu_metrics_grow():
+    stages = ("http", "parse", "prepare", "submit", "stream", "write", "respond")
+    series = lambda st: metric("jisu:server_cpu_seconds_total", 'stage="%s"' % st)
+    before = {st: series(st) for st in stages}
+    process_before = metric("process_cpu_seconds_total")
+    code, _ = curl("/v1/completions", {"prompt": "Count", "max_tokens": 8, "stream": True,
+                                       "ignore_eos": True})
+    assert code == 200
+    code, _ = curl("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}],
+                                            "max_tokens": 8, "ignore_eos": True})
+    assert code == 200
+    time.sleep(0.2)  # flushed by the logger, after the answer was written
+    after = {st: series(st) for st in stages}
+    grown = [st for st in stages if after[st] > before[st]]
+    assert grown == list(stages), (before, after)
+    assert metric("process_cpu_seconds_total") > process_before
+    # Small next to the process: a few requests cost milliseconds of server CPU.
+    assert sum(after.values()) < metric("process_cpu_seconds_total")
+
+
+def _drop_while_waiting(i):
+    conn = http.client.HTTPConnection("127.0.0.1", STATE["port"], timeout=60)
+    body = json.dumps({"prompt": "Wait %d" % i, "max_tokens": 400, "n": 4, "ignore_eos": True,
+                       "temperature": 0})
+    conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+    deadline = time.time() + 10  # wait until generating (no response byte comes before the end)
+    while metric("vllm:num_requests_running") < 4 and time.time() < deadline:
+        time.sleep(0.01)
+    conn.sock.shutdown(socket.SHUT_RDWR)
+    conn.close()
+
+
+def test_non_streaming_disconnect_cancels():
+    baseline = metric("jisu:kv_blocks_in_use")
+    cancelled = metric("jisu:requests_finished_total", 'finished_reason="cancelled"')
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(_drop_while_waiting, range(4)))
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if (metric("jisu:kv_blocks_in_use") == baseline
+                and metric("vllm:num_requests_running") == 0):
+            break
+        time.sleep(0.1)
+    assert metric("jisu:kv_blocks_in_use") == baseline, "KV blocks not freed"
+    now = metric("jisu:requests_finished_total", 'finished_reason="cancelled"')
+    assert now - cancelled == 16, (cancelled, now)
+
+
 def test_256_concurrent_streams():
     n, tokens = 256, 16
     t0 = time.time()
