@@ -7,6 +7,7 @@
 // a time and keeps an online softmax per row, so no score matrix is ever materialized.
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -124,7 +125,11 @@ __global__ void QkvRopeKernel(const float* qkv, const float* bias, const int32_t
                   static_cast<size_t>(slot % block_size) * head_dim;
   bf16* v_block = k_block + kv_heads * head_stride;
   // Rotated pairs of q and k heads.
-  for (int idx = threadIdx.x; idx < (heads + kv_heads) * half; idx += blockDim.x) {
+  // grid.y splits a token's rotations and V copies over several blocks: one block per token
+  // left a batch-1 decode step with 32 SMs' worth of work on one SM.
+  const int stride = gridDim.y * blockDim.x;
+  for (int idx = blockIdx.y * blockDim.x + threadIdx.x; idx < (heads + kv_heads) * half;
+       idx += stride) {
     const int h = idx / half;
     const int i = idx % half;
     const int i0 = interleaved ? 2 * i : i;
@@ -154,7 +159,7 @@ __global__ void QkvRopeKernel(const float* qkv, const float* bias, const int32_t
       k[i1] = __float2bfloat16(r1);
     }
   }
-  for (int idx = threadIdx.x; idx < kv_dim; idx += blockDim.x) {
+  for (int idx = blockIdx.y * blockDim.x + threadIdx.x; idx < kv_dim; idx += stride) {
     const int off = q_dim + kv_dim + idx;
     float v = row[off];
     if (bias) v += bias[off];
@@ -454,9 +459,11 @@ void LaunchQkvRope(const float* qkv, const float* bias, const int32_t* positions
                    const int32_t* slots, int num_tokens, int heads, int kv_heads, int head_dim,
                    const float* inv_freq, bool interleaved, float q_scale, float* q_out,
                    uint16_t* kv_layer, int block_size, cudaStream_t stream) {
-  QkvRopeKernel<<<num_tokens, 256, 0, stream>>>(qkv, bias, positions, slots, heads, kv_heads,
-                                                head_dim, inv_freq, interleaved, q_scale, q_out,
-                                                reinterpret_cast<bf16*>(kv_layer), block_size);
+  constexpr int kThreads = 128;
+  const int split = std::max(1, std::min(32, ((heads + kv_heads) * head_dim / 2) / kThreads));
+  QkvRopeKernel<<<dim3(num_tokens, split), kThreads, 0, stream>>>(
+      qkv, bias, positions, slots, heads, kv_heads, head_dim, inv_freq, interleaved, q_scale, q_out,
+      reinterpret_cast<bf16*>(kv_layer), block_size);
 }
 
 void LaunchSiluMul(const float* gate_up, int num_tokens, int ffn, uint16_t* out,
