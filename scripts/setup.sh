@@ -12,7 +12,7 @@ if [ "${JISU_SKIP_APT:-0}" != "1" ]; then
     build-essential cmake ninja-build pkg-config git ca-certificates \
     nlohmann-json3-dev libpcre2-dev libcli11-dev libgtest-dev \
     libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev \
-    clang libclang-rt-14-dev python3 python3-venv python3-pip curl
+    clang libclang-rt-14-dev python3 python3-venv python3-pip curl openssl
 fi
 
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi

@@ -24,6 +24,7 @@ struct LoadgenFlags {
   std::string base_url = "http://127.0.0.1:8080";
   std::string model;
   std::string api_key;
+  bool insecure = false;
   std::string endpoint = "chat";
   double rate = 0;
   int concurrency = 0;
@@ -100,6 +101,7 @@ Status RunLoadgen(const LoadgenFlags& f) {
   ClientOptions client;
   JISU_ASSIGN_OR_RETURN(client.base, ParseBaseUrl(f.base_url));
   client.api_key = f.api_key;
+  client.verify_tls = !f.insecure;
   client.timeout_s = f.timeout;
 
   const bool fixed = f.prompt_tokens > 0;
@@ -209,10 +211,12 @@ void RegisterLoadgen(CLI::App& app) {
   auto flags = std::make_shared<LoadgenFlags>();
   CLI::App* sub = app.add_subcommand(
       "loadgen", "Measure an OpenAI-compatible server under a mixed streaming workload");
-  sub->add_option("--base-url", flags->base_url, "Server URL (http://host:port[/v1])")
+  sub->add_option("--base-url", flags->base_url, "Server URL (http[s]://host:port[/v1])")
       ->capture_default_str();
   sub->add_option("--model", flags->model, "Model name (default: first id of GET /v1/models)");
   sub->add_option("--api-key", flags->api_key, "Bearer token");
+  sub->add_flag("--insecure", flags->insecure,
+                "https: do not verify the server's certificate (self-signed endpoints)");
   sub->add_option("--endpoint", flags->endpoint, "chat | completions")->capture_default_str();
   sub->add_option("--rate", flags->rate, "Poisson arrival rate, requests/s");
   sub->add_option("--concurrency", flags->concurrency,

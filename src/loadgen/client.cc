@@ -21,13 +21,30 @@ constexpr size_t kMaxErrorBody = 4096;
 constexpr size_t kMaxPlainBody = 1 << 20;
 
 std::unique_ptr<httplib::Client> MakeClient(const ClientOptions& o) {
-  auto cli = std::make_unique<httplib::Client>(o.base.host, o.base.port);
+  // The scheme-host-port form picks TLS (Debian's cpp-httplib is built with OpenSSL).
+  const std::string host =
+      o.base.host.find(':') != std::string::npos ? "[" + o.base.host + "]" : o.base.host;
+  auto cli = std::make_unique<httplib::Client>((o.base.tls ? "https://" : "http://") + host + ":" +
+                                               std::to_string(o.base.port));
+  if (o.base.tls) cli->enable_server_certificate_verification(o.verify_tls);
   auto us = [](double s) { return std::chrono::microseconds(static_cast<int64_t>(s * 1e6)); };
   cli->set_connection_timeout(us(o.connect_timeout_s));
   cli->set_read_timeout(us(o.timeout_s));
   cli->set_write_timeout(us(o.timeout_s));
   cli->set_keep_alive(false);
   return cli;
+}
+
+std::string DescribeError(httplib::Error err) {
+  switch (err) {
+    case httplib::Error::SSLServerVerification:
+      return "TLS: the server's certificate is not trusted or does not name this host (--insecure "
+             "skips the check)";
+    case httplib::Error::SSLConnection:
+      return "TLS: handshake failed (is the server speaking https?)";
+    default:
+      return "httplib: " + httplib::to_string(err);
+  }
 }
 
 httplib::Headers BaseHeaders(const ClientOptions& o) {
@@ -54,30 +71,50 @@ std::string ErrorMessageFromBody(const std::string& body) {
 
 Result<BaseUrl> ParseBaseUrl(const std::string& url) {
   std::string rest;
+  BaseUrl b;
   if (url.rfind("http://", 0) == 0) {
     rest = url.substr(7);
   } else if (url.rfind("https://", 0) == 0) {
-    return Status::Unsupported("--base-url: https is not supported (no TLS in this build): " + url);
+    rest = url.substr(8);
+    b.tls = true;
+    b.port = 443;
   } else {
-    return Status::InvalidArgument("--base-url must start with http://, got '" + url + "'");
+    return Status::InvalidArgument("--base-url must start with http:// or https://, got '" + url +
+                                   "'");
   }
-  BaseUrl b;
   const size_t slash = rest.find('/');
   std::string hostport = rest.substr(0, slash);
   std::string path = slash == std::string::npos ? "" : rest.substr(slash);
   while (!path.empty() && path.back() == '/') path.pop_back();
   if (hostport.empty()) return Status::InvalidArgument("--base-url has no host: " + url);
-  const size_t colon = hostport.rfind(':');
-  if (colon != std::string::npos && hostport.find(']') == std::string::npos) {
-    const std::string port = hostport.substr(colon + 1);
+  // An IPv6 literal is bracketed: [::1]:8080.
+  std::string port;
+  if (hostport[0] == '[') {
+    const size_t close = hostport.find(']');
+    if (close == std::string::npos || close == 1) {
+      return Status::InvalidArgument("--base-url: bad IPv6 host in " + url);
+    }
+    const std::string after = hostport.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') return Status::InvalidArgument("--base-url: bad host in " + url);
+      port = after.substr(1);
+      if (port.empty()) return Status::InvalidArgument("--base-url: bad port ''");
+    }
+    hostport = hostport.substr(1, close - 1);
+  } else if (const size_t colon = hostport.rfind(':'); colon != std::string::npos) {
+    port = hostport.substr(colon + 1);
+    if (port.empty()) return Status::InvalidArgument("--base-url: bad port ''");
+    hostport.resize(colon);
+  }
+  if (!port.empty()) {
     char* end = nullptr;
     const long p = std::strtol(port.c_str(), &end, 10);
-    if (port.empty() || *end != '\0' || p <= 0 || p > 65535) {
+    if (*end != '\0' || p <= 0 || p > 65535) {
       return Status::InvalidArgument("--base-url: bad port '" + port + "'");
     }
     b.port = static_cast<int>(p);
-    hostport.resize(colon);
   }
+  if (hostport.empty()) return Status::InvalidArgument("--base-url has no host: " + url);
   b.host = hostport;
   if (path.size() < 3 || path.compare(path.size() - 3, 3, "/v1") != 0) path += "/v1";
   b.prefix = path;
@@ -143,7 +180,7 @@ RequestResult SendStreaming(const ClientOptions& o, const std::string& path,
     } else {
       r.error = ErrorKind::kConnection;
     }
-    r.error_message = "httplib: " + httplib::to_string(err);
+    r.error_message = DescribeError(err);
     return r;
   }
   if (r.http_status != 200) {
@@ -174,7 +211,7 @@ Result<std::string> FetchFirstModelId(const ClientOptions& o) {
   auto res = cli->Get(o.base.prefix + "/models", BaseHeaders(o));
   const std::string where =
       "GET " + o.base.prefix + "/models on " + o.base.host + ":" + std::to_string(o.base.port);
-  if (!res) return Status::IoError(where + ": " + httplib::to_string(res.error()));
+  if (!res) return Status::IoError(where + ": " + DescribeError(res.error()));
   if (res->status != 200) {
     return Status::IoError(where + ": HTTP " + std::to_string(res->status) + ": " +
                            ErrorMessageFromBody(res->body));

@@ -11,13 +11,14 @@
 namespace jisu::loadgen {
 
 struct BaseUrl {
+  bool tls = false;  // https
   std::string host;
-  int port = 80;
+  int port = 80;       // 443 for https unless given
   std::string prefix;  // path before /chat/completions, e.g. "/v1"
 };
 
-// "http://host[:port][/path]"; "/v1" is appended unless the path already ends with it, so both
-// http://127.0.0.1:8080 and http://127.0.0.1:8080/v1 work. https is rejected (no TLS here).
+// "http[s]://host[:port][/path]"; "/v1" is appended unless the path already ends with it, so
+// both http://127.0.0.1:8080 and https://api.example.com/v1 work.
 Result<BaseUrl> ParseBaseUrl(const std::string& url);
 
 struct ClientOptions {
@@ -25,6 +26,9 @@ struct ClientOptions {
   std::string api_key;     // sent as "Authorization: Bearer ..." when not empty
   double timeout_s = 600;  // whole request, and the longest silence between two reads
   double connect_timeout_s = 10;
+  // https: check the server's certificate against the system's CA store and its name
+  // (--insecure turns this off, for endpoints with self-signed certificates).
+  bool verify_tls = true;
 };
 
 // POSTs `body` (a streaming request) to base.prefix + path and measures it. Never throws;

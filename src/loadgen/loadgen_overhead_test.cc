@@ -62,7 +62,7 @@ TEST(LoadgenOverhead, DISABLED_ThreeHundredStreams) {
   WidenBacklog(port);
   std::thread listener([&] { server.listen_after_bind(); });
   ClientOptions o;
-  o.base = {"127.0.0.1", port, "/v1"};
+  o.base = {false, "127.0.0.1", port, "/v1"};
   o.timeout_s = 60;
   RunOptions run;
   run.max_concurrency = kStreams;
