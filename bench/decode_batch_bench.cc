@@ -1,7 +1,6 @@
-// Manual micro-benchmark (not built by CMake, not a test): MatMul at decode batch sizes on the
-// SmolLM2-135M layer shapes (the per-layer projections and the tied head), per path.
-//   g++ -std=c++20 -O3 -Iinclude -Isrc bench/decode_batch_bench.cc build/libjisu_lib.a \
-//       -lpthread -o build/decode_batch_bench
+// Manual micro-benchmark (built by CMake as build/decode_batch_bench, not a test): MatMul at
+// decode batch sizes on the SmolLM2-135M layer shapes (the per-layer projections and the tied
+// head), per path.
 //   ./build/decode_batch_bench [dtype] [threads] [only this M] [int|float]
 // Prints microseconds per call of one layer's matmuls (q,k,v,o,gate,up,down) and of the head.
 #include <chrono>

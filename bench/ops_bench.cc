@@ -1,7 +1,4 @@
-// Manual micro-benchmark for MatMul (not built by CMake, not a test). Build after the library:
-//   cmake -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build jisu_lib
-//   g++ -std=c++20 -O3 -Iinclude -Isrc bench/ops_bench.cc build/libjisu_lib.a -lpthread \
-//       -o build/ops_bench
+// Manual micro-benchmark for MatMul (built by CMake as build/ops_bench, not a test):
 //   ./build/ops_bench [isa: auto|scalar|avx2|avx512] [filter: dtype name or "all"]
 // Prefill: GFLOP/s of 512 tokens x 2048 x 2048 (2*T*N*K flops).
 // Decode: GB/s of weight bytes streamed for 1 token, cycling through enough copies of the
