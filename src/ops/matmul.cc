@@ -22,6 +22,7 @@
 
 #include "ops/act_quant.h"
 #include "ops/cpu_features.h"
+#include "ops/matmul_gemv.h"
 #include "ops/matmul_int.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
@@ -199,6 +200,7 @@ struct ThreadScratch {
 };
 // Quantized activations of the current call, owned by the calling thread (read by all).
 thread_local ActQuantBuffer t_act_quant;
+thread_local matmul_internal::GemvActBuffer t_gemv_acts;
 thread_local ThreadScratch t_scratch;
 // Activations packed once per call (Problem::a_packed), owned by the calling thread.
 thread_local ScratchBuffer t_act_pack;
@@ -221,6 +223,9 @@ struct Problem {
   // per task, which repeated the packing for every row chunk. nullptr: pack per task.
   const float* a_packed = nullptr;
   int64_t tokens_padded = 0;
+  // Batch-1 integer GEMV (matmul_gemv.h): used by DotTask when set.
+  matmul_internal::GemvFn gemv = nullptr;
+  matmul_internal::GemvActs gacts;
 };
 
 // ---- Decode -------------------------------------------------------------------------------
@@ -239,6 +244,10 @@ void IntDotTask(const Problem& p, int64_t r0, int64_t r1) {
 }
 
 void DotTask(const Problem& p, int64_t r0, int64_t r1) {
+  if (p.gemv != nullptr) {
+    return p.gemv(p.w + static_cast<size_t>(r0) * p.row_bytes, p.row_bytes, r1 - r0, p.gacts,
+                  p.y + r0);
+  }
   if (p.iks != nullptr) return IntDotTask(p, r0, r1);
   const auto dot = p.ks->dot[p.kind];
   if (p.num_tokens <= kMaxDotTokens) {
@@ -462,7 +471,14 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   s.p = &p;
   const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
   int64_t token_granule = p.ks->mr;
-  if (matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) {
+  if (num_tokens == 1 && matmul_internal::IsIntKind(*kind) &&
+      p.ks->isa == matmul_internal::Isa::kAvx512 && matmul_internal::UseIntGemv() &&
+      (p.gemv = matmul_internal::Avx512VnniGemv(*kind)) != nullptr) {
+    // Decode: quantize the row once, rearrange it for the GEMV, split rows over the pool.
+    const QuantizedActs qa = t_act_quant.Quantize(x, x_stride, 1, w.cols);
+    p.gacts = t_gemv_acts.Prepare(qa, 0);
+    s.gemm = false;
+  } else if (matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) {
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
     const bool has_gemm = p.iks->gemm[*kind] != nullptr;
     s.gemm = has_gemm && (forced.has_value() ? *forced == matmul_internal::Path::kGemm
@@ -488,9 +504,11 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   }
   if (!s.gemm) {
     // A few tasks per worker so a descheduled thread does not stall the call; rows stay
-    // contiguous within a task for the hardware prefetcher.
+    // contiguous within a task for the hardware prefetcher. Multiples of 4 rows (the GEMV's
+    // row group).
     const int64_t target_tasks = workers == 1 ? 1 : workers * 4;
     s.rows_per_task = std::max<int64_t>(4, (w.rows + target_tasks - 1) / target_tasks);
+    s.rows_per_task = (s.rows_per_task + 3) / 4 * 4;
     s.num_tasks = (w.rows + s.rows_per_task - 1) / s.rows_per_task;
   } else {
     s.rows_per_chunk = kNc;

@@ -72,14 +72,33 @@ void ForceActPath(std::optional<ActPath> path) {
                           std::memory_order_relaxed);
 }
 
-bool UseIntPath(int64_t num_tokens) {
-  static const bool env_float = [] {
+static int EnvMatmulMode() {
+  // JISU_MATMUL=float: float everywhere; =int: integer for decode too (for A/B measurements).
+  static const int mode = [] {
     const char* v = std::getenv("JISU_MATMUL");
-    return v != nullptr && std::strcmp(v, "float") == 0;
+    if (v == nullptr) return 0;
+    if (std::strcmp(v, "float") == 0) return 1;
+    if (std::strcmp(v, "int") == 0) return 2;
+    if (std::strcmp(v, "nogemv") == 0) return 3;
+    return 0;
   }();
+  return mode;
+}
+
+bool UseIntGemv() {
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
-  return !env_float && num_tokens > kMaxDotTokens;
+  const int mode = EnvMatmulMode();
+  return mode != 1 && mode != 3;
+}
+
+bool UseIntPath(int64_t num_tokens) {
+  const int env_mode = EnvMatmulMode();
+  const int forced = g_forced_act_path.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
+  if (env_mode == 1) return false;
+  if (env_mode == 2) return true;
+  return num_tokens > kMaxDotTokens;
 }
 
 }  // namespace jisu::matmul_internal

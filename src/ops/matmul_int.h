@@ -105,5 +105,9 @@ bool PackIntPanelAvx512(WeightKind kind, const uint8_t* w, size_t row_bytes, int
 enum class ActPath { kFloat, kInt8 };
 void ForceActPath(std::optional<ActPath> path);
 bool UseIntPath(int64_t num_tokens);
+// Batch-1 decode through the integer GEMV (matmul_gemv.h) for Q4_0/Q8_0: on by default
+// (measured faster on the TinyLlama-1.1B shape, bench/results/2026-12-01-cpu-decode.md); off
+// under ForceActPath(kFloat), JISU_MATMUL=float or JISU_MATMUL=nogemv (the old dot kernels).
+bool UseIntGemv();
 
 }  // namespace jisu::matmul_internal
