@@ -482,69 +482,20 @@ TEST_F(CudaBackendTest, RejectsBadBatches) {
   EXPECT_FALSE(gpu->Forward(c, logits.data()).ok());
 }
 
-// The whole engine on the GPU: concurrent greedy requests give the CPU generator's tokens.
-TEST_F(CudaBackendTest, EngineOnGpuMatchesCpuGreedy) {
-  auto model = Load("tiny-llama");
-  ASSERT_TRUE(model);
-  const Tokenizer& tok = model->tokenizer();
-  std::vector<std::vector<int32_t>> prompts;
-  for (int i = 0; i < 6; ++i) {
-    prompts.push_back(tok.Encode(
-        "# Helpers for parsing files.\ndef parse_" + std::to_string(i) + "(path", false));
-  }
-  SamplingParams greedy;
-  greedy.temperature = 0;
-  greedy.ignore_eos = true;
-  greedy.max_tokens = 12;
-  ThreadPool pool(2);
-  auto gen = Generator::Create(*model, pool);
-  ASSERT_TRUE(gen.ok());
-  std::vector<std::vector<int32_t>> expected;
-  for (const auto& p : prompts) expected.push_back((*gen)->Generate(p, greedy)->output_ids);
-
-  EngineOptions options;
-  options.scheduler.block_size = 16;
-  options.scheduler.max_model_len = 512;
-  options.scheduler.max_batch_tokens = 64;  // forces chunked prefill next to decodes
-  auto engine = Engine::Create(*model, options, Gpu(*model, 128));
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::vector<int32_t>> got(prompts.size());
-  int finished = 0;
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    EngineRequest r;
-    r.prompt = prompts[i];
-    r.sampling = greedy;
-    auto id = (*engine)->Submit(r, [&, i](const EngineOutput& o) {
-      std::lock_guard<std::mutex> lock(mu);
-      got[i].insert(got[i].end(), o.token_ids.begin(), o.token_ids.end());
-      if (o.finished) {
-        ++finished;
-        cv.notify_all();
-      }
-    });
-    ASSERT_TRUE(id.ok()) << id.status().ToString();
-  }
-  std::unique_lock<std::mutex> lock(mu);
-  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(120),
-                          [&] { return finished == static_cast<int>(prompts.size()); }));
-  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "request " << i;
-  EXPECT_NE((*engine)->backend().description().find("cuda"), std::string::npos);
-}
-
 // Runs the prompts concurrently through an engine on the GPU; returns each one's tokens.
 std::vector<std::vector<int32_t>> RunGpuEngine(const Model& model,
                                                const std::vector<std::vector<int32_t>>& prompts,
-                                               const SamplingParams& sampling,
-                                               bool device_sampling) {
+                                               const SamplingParams& sampling, bool device_sampling,
+                                               int64_t max_batch_tokens = 0) {
   EngineOptions options;
   options.scheduler.block_size = 16;
   options.scheduler.max_model_len = 512;
+  if (max_batch_tokens > 0) options.scheduler.max_batch_tokens = max_batch_tokens;
   options.device_sampling = device_sampling;
   auto engine = Engine::Create(model, options, CudaBackendTest::Gpu(model, 128));
   EXPECT_TRUE(engine.ok()) << engine.status().ToString();
   if (!engine.ok()) return {};
+  EXPECT_NE((*engine)->backend().description().find("cuda"), std::string::npos);
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::vector<int32_t>> got(prompts.size());
@@ -568,6 +519,32 @@ std::vector<std::vector<int32_t>> RunGpuEngine(const Model& model,
   EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(120),
                           [&] { return finished == static_cast<int>(prompts.size()); }));
   return got;
+}
+
+// The whole engine on the GPU: concurrent greedy requests give the CPU generator's tokens.
+TEST_F(CudaBackendTest, EngineOnGpuMatchesCpuGreedy) {
+  auto model = Load("tiny-llama");
+  ASSERT_TRUE(model);
+  const Tokenizer& tok = model->tokenizer();
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 6; ++i) {
+    prompts.push_back(tok.Encode(
+        "# Helpers for parsing files.\ndef parse_" + std::to_string(i) + "(path", false));
+  }
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  greedy.ignore_eos = true;
+  greedy.max_tokens = 12;
+  ThreadPool pool(2);
+  auto gen = Generator::Create(*model, pool);
+  ASSERT_TRUE(gen.ok());
+  std::vector<std::vector<int32_t>> expected;
+  for (const auto& p : prompts) expected.push_back((*gen)->Generate(p, greedy)->output_ids);
+
+  // A 64-token step budget forces chunked prefill next to decodes.
+  const auto got = RunGpuEngine(*model, prompts, greedy, /*device_sampling=*/true, 64);
+  ASSERT_EQ(got.size(), prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "request " << i;
 }
 
 // Seeded sampling through the engine with draws on the device: the same seeds give the same
