@@ -30,12 +30,13 @@ struct BenchGpuFlags {
   int64_t steps = 20;
   int device = 0;
   bool no_graphs = false;
-  bool gemv = false;
+  int gemv_tokens = 2;
   bool profile = false;
   bool no_flash = false;
   bool unfused = false;
   bool device_sampling = false;
   int64_t attn_chunk = 0;
+  int decode_variant = 0;
 };
 
 Result<std::vector<int64_t>> ParseList(const std::string& text, const char* flag) {
@@ -89,16 +90,18 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.kv_fraction = 0.95;
   o.max_kv_blocks = blocks;
   o.cuda_graphs = !f.no_graphs;
-  o.small_batch_gemv = f.gemv;
+  o.gemv_max_tokens = f.gemv_tokens;
   o.profile = f.profile;
   o.flash_attention = !f.no_flash;
   o.fused_kernels = !f.unfused;
   o.attention_chunk_tokens = f.attn_chunk;
+  o.decode_attn_variant = f.decode_variant;
   std::printf("decode tokens %s, ", f.device_sampling ? "sampled on the GPU" : "as host logits");
-  std::printf("small-batch GEMV %s, elementwise kernels %s, attention %s, ", f.gemv ? "on" : "off",
+  std::printf("GEMV kernels up to %d tokens, elementwise kernels %s, attention %s, ", f.gemv_tokens,
               f.unfused ? "UNFUSED" : "fused", f.no_flash ? "FP32 kernel" : "flash (mma.sync)");
-  std::printf("CUDA graphs %s, key chunk %s\n", f.no_graphs ? "off" : "on",
-              f.attn_chunk > 0 ? std::to_string(f.attn_chunk).c_str() : "auto");
+  std::printf("CUDA graphs %s, key chunk %s, decode attention variant %d\n",
+              f.no_graphs ? "off" : "on",
+              f.attn_chunk > 0 ? std::to_string(f.attn_chunk).c_str() : "auto", f.decode_variant);
   const double t0 = Now();
   JISU_ASSIGN_OR_RETURN(auto backend, CreateCudaBackendRandom(c, o, 1234));
   if (backend->num_kv_blocks() < blocks) {
@@ -218,7 +221,9 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_option("--steps", flags->steps, "timed decode steps per batch size");
   cmd->add_option("--gpu", flags->device, "CUDA device index");
   cmd->add_flag("--no-graphs", flags->no_graphs, "launch every step eagerly");
-  cmd->add_flag("--gemv", flags->gemv, "own GEMV kernel for steps of <= 8 tokens");
+  cmd->add_option("--gemv-tokens", flags->gemv_tokens,
+                  "steps of at most this many tokens on the fused GEMV kernels (0-8; 0: cuBLAS)")
+      ->check(CLI::Range(0, 8));
   cmd->add_flag("--no-flash", flags->no_flash,
                 "attention on the FP32 kernel instead of the mma.sync flash kernels");
   cmd->add_flag("--device-sampling", flags->device_sampling,
@@ -228,6 +233,9 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_flag("--profile", flags->profile,
                 "per-kernel breakdown with CUDA events (graphs off; slower steps)");
   cmd->add_option("--attn-chunk", flags->attn_chunk, "attention key chunk (0 = auto)");
+  cmd->add_option("--decode-variant", flags->decode_variant,
+                  "decode attention block shape (0-5, see cuda/kernels.h)")
+      ->check(CLI::Range(0, 5));
   cmd->callback([flags] { ReportStatus(RunBenchGpu(*flags)); });
 }
 

@@ -38,6 +38,8 @@ Status CudaBackend::Init() {
   }
   cublasSetStream(cublas_, stream_);
   JISU_RETURN_IF_ERROR(cublas_workspace_.Resize(32 << 20));
+  // The fused GEMVs' partial sums of squares: at most 4096 blocks x 8 tokens.
+  JISU_RETURN_IF_ERROR(ss_.Resize(4096 * cuda::kMaxGemvTokens * sizeof(float)));
   if (cublasSetWorkspace(cublas_, cublas_workspace_.get(), cublas_workspace_.size()) !=
       CUBLAS_STATUS_SUCCESS) {
     return Status::Internal("cuda backend: cublasSetWorkspace failed");
@@ -112,7 +114,7 @@ Status CudaBackend::Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void
                          float* y, bool accumulate) {
   // Row-major y[T, n] = x[T, k] w[n, k]^T is column-major y^T[n, T] = w^T x^T, with w stored
   // column-major as [k, n].
-  if (options_.small_batch_gemv && tokens <= cuda::kMaxGemvTokens &&
+  if (tokens <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
       cuda::LaunchGemv(w.as<uint16_t>(), static_cast<int>(n), static_cast<int>(k),
                        static_cast<const uint16_t*>(x), static_cast<int>(tokens), y, accumulate,
                        stream_)) {
@@ -258,8 +260,21 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   const int hidden = static_cast<int>(c.hidden_size);
   const int32_t* meta = meta_dev_.as<int32_t>();
   cudaStream_t s = stream_;
-  cuda::LaunchEmbed(embedding_.as<uint16_t>(), meta + off_ids_, static_cast<int>(T), hidden,
-                    x_.as<float>(), s);
+  // Steps of a few tokens (decode) run on the fused GEMVs of gemv.cu: RMSNorm, RoPE + K/V
+  // write, SwiGLU and the residual add ride in the products, five launches a layer.
+  const bool fused_gemv = options_.fused_kernels &&
+                          T <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
+                          hidden % 8 == 0 && c.q_dim() % 8 == 0 && c.intermediate_size % 8 == 0 &&
+                          c.head_dim % 2 == 0;
+  int ss_parts = 1;  // producers of the partial sums of squares the next norm reads
+  if (fused_gemv) {
+    cuda::LaunchEmbedNormInput(embedding_.as<uint16_t>(), meta + off_ids_, static_cast<int>(T),
+                               hidden, layers_[0].attn_norm.as<float>(), x_.as<float>(),
+                               xn_.as<uint16_t>(), ss_.as<float>(), s);
+  } else {
+    cuda::LaunchEmbed(embedding_.as<uint16_t>(), meta + off_ids_, static_cast<int>(T), hidden,
+                      x_.as<float>(), s);
+  }
   Mark("embed");
 
   cuda::AttnArgs attn;
@@ -275,15 +290,8 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   attn.part_ml = part_ml_.as<float>();
   attn.max_chunks = max_chunks_;
   attn.flash = options_.flash_attention;
-  const bool fused = options_.fused_kernels;
+  attn.decode_variant = options_.decode_attn_variant;
   const int T32 = static_cast<int>(T);
-  // Residual adds: in the GEMM epilogue (fused) or GEMM into tmp_, then an add kernel.
-  auto residual_gemm = [&](const DeviceBuffer& w, int64_t n, int64_t k, const void* x) -> Status {
-    if (fused) return Gemm(w, n, k, x, T, x_.as<float>(), true);
-    JISU_RETURN_IF_ERROR(Gemm(w, n, k, x, T, tmp_.as<float>(), false));
-    cuda::LaunchAdd(x_.as<float>(), tmp_.as<float>(), static_cast<size_t>(T) * n, s);
-    return Status::Ok();
-  };
   const auto* items = reinterpret_cast<const AttnItem*>(meta + off_items_);
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const uint64_t layer_kv = static_cast<uint64_t>(num_blocks_) * BlockBytes() / 2;  // elements
@@ -291,29 +299,36 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   for (int64_t layer = 0; layer < c.num_layers; ++layer) {
     DeviceLayer& w = layers_[layer];
     uint16_t* kv = kv_.as<uint16_t>() + layer * layer_kv;
-    cuda::LaunchRmsNorm(x_.as<float>(), nullptr, static_cast<int>(T), hidden,
-                        w.attn_norm.as<float>(), c.rms_norm_eps, xn_.as<uint16_t>(), s);
-    Mark("rmsnorm");
-    JISU_RETURN_IF_ERROR(Gemm(w.wqkv, QkvDim(), hidden, xn_.get(), T, qkv_.as<float>(), false));
-    Mark("gemm_qkv");
     const bool interleaved = c.rope_style == RopeStyle::kInterleaved;
-    if (fused) {
-      cuda::LaunchQkvRope(qkv_.as<float>(), w.bqkv.size() ? w.bqkv.as<float>() : nullptr,
-                          meta + off_pos_, meta + off_slots_, T32, attn.heads, attn.kv_heads,
-                          attn.head_dim, inv_freq_.as<float>(), interleaved, q_scale,
-                          q_.as<float>(), kv, attn.block_size, s);
+    cuda::GemvArgs g;  // the fused GEMVs' common part
+    g.tokens = T32;
+    g.eps = c.rms_norm_eps;
+    if (fused_gemv) {
+      g.op = cuda::GemvOp::kQkvRope;
+      g.w = w.wqkv.as<uint16_t>();
+      g.rows = static_cast<int>(QkvDim());
+      g.k = hidden;
+      g.x = xn_.as<uint16_t>();
+      g.ss_in = ss_.as<float>();
+      g.ss_in_parts = ss_parts;
+      g.bias = w.bqkv.size() ? w.bqkv.as<float>() : nullptr;
+      g.positions = meta + off_pos_;
+      g.slots = meta + off_slots_;
+      g.inv_freq = inv_freq_.as<float>();
+      g.interleaved = interleaved;
+      g.q_scale = q_scale;
+      g.q_out = q_.as<float>();
+      g.kv_layer = kv;
+      g.block_size = attn.block_size;
+      g.heads = attn.heads;
+      g.kv_heads = attn.kv_heads;
+      g.head_dim = attn.head_dim;
+      g.units = cuda::GemvUnits(g);
+      if (!cuda::LaunchGemvOp(g, s)) return Status::Internal("cuda backend: qkv gemv refused");
+      Mark("gemv_qkv_rope");
     } else {
-      const int qkv_dim = static_cast<int>(QkvDim());
-      if (w.bqkv.size()) {
-        cuda::LaunchAddBias(qkv_.as<float>(), w.bqkv.as<float>(), T32, qkv_dim, qkv_dim, s);
-      }
-      cuda::LaunchRopeInPlace(qkv_.as<float>(), meta + off_pos_, T32, attn.heads, attn.kv_heads,
-                              attn.head_dim, inv_freq_.as<float>(), interleaved, s);
-      cuda::LaunchSplitQkvToCache(qkv_.as<float>(), meta + off_slots_, T32, attn.heads,
-                                  attn.kv_heads, attn.head_dim, q_scale, q_.as<float>(), kv,
-                                  attn.block_size, s);
+      JISU_RETURN_IF_ERROR(NormQkvRope(layer, T, kv));
     }
-    Mark("qkv_rope_kv");
     attn.kv = kv;
     attn.items = items;
     attn.num_items = num_decode_items_;
@@ -329,24 +344,51 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
       cuda::LaunchAttentionCombine(attn, meta + off_chunks_, static_cast<int>(T), s);
       Mark("attn_combine");
     }
-    JISU_RETURN_IF_ERROR(residual_gemm(w.wo, hidden, c.q_dim(), attn_.get()));
-    Mark("gemm_o");
-    cuda::LaunchRmsNorm(x_.as<float>(), nullptr, static_cast<int>(T), hidden,
-                        w.ffn_norm.as<float>(), c.rms_norm_eps, xn_.as<uint16_t>(), s);
-    Mark("rmsnorm");
-    JISU_RETURN_IF_ERROR(Gemm(w.w_gate_up, 2 * c.intermediate_size, hidden, xn_.get(), T,
-                              gate_up_.as<float>(), false));
-    Mark("gemm_gate_up");
-    const int ffn = static_cast<int>(c.intermediate_size);
-    if (fused) {
-      cuda::LaunchSiluMul(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
-    } else {
-      cuda::LaunchSiluInPlace(gate_up_.as<float>(), T32, ffn, s);
-      cuda::LaunchMulToBf16(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+    if (fused_gemv) {
+      const bool last = layer + 1 == c.num_layers;
+      cuda::GemvArgs o = g;
+      o.op = cuda::GemvOp::kAccumulate;
+      o.w = w.wo.as<uint16_t>();
+      o.rows = hidden;
+      o.k = static_cast<int>(c.q_dim());
+      o.x = attn_.as<uint16_t>();
+      o.ss_in = nullptr;
+      o.y = x_.as<float>();
+      o.u_out = xn_.as<uint16_t>();
+      o.u_weight = w.ffn_norm.as<float>();
+      o.ss_out = ss_.as<float>();
+      o.units = cuda::GemvUnits(o);
+      if (!cuda::LaunchGemvOp(o, s)) return Status::Internal("cuda backend: o gemv refused");
+      ss_parts = cuda::GemvBlocks(o.units);
+      Mark("gemv_o");
+      cuda::GemvArgs gu = g;
+      gu.op = cuda::GemvOp::kSwiGlu;
+      gu.w = w.w_gate_up.as<uint16_t>();
+      gu.rows = static_cast<int>(2 * c.intermediate_size);
+      gu.n = static_cast<int>(c.intermediate_size);
+      gu.k = hidden;
+      gu.x = xn_.as<uint16_t>();
+      gu.ss_in = ss_.as<float>();
+      gu.ss_in_parts = ss_parts;
+      gu.act = act_.as<uint16_t>();
+      gu.units = cuda::GemvUnits(gu);
+      if (!cuda::LaunchGemvOp(gu, s)) return Status::Internal("cuda backend: gate/up gemv refused");
+      Mark("gemv_gate_up");
+      cuda::GemvArgs d = o;
+      d.w = w.w_down.as<uint16_t>();
+      d.k = static_cast<int>(c.intermediate_size);
+      d.x = act_.as<uint16_t>();
+      // After the last layer the final norm reads x itself (logits rows may be a subset).
+      d.u_out = last ? nullptr : xn_.as<uint16_t>();
+      d.u_weight = last ? nullptr : layers_[layer + 1].attn_norm.as<float>();
+      d.ss_out = last ? nullptr : ss_.as<float>();
+      if (!cuda::LaunchGemvOp(d, s)) return Status::Internal("cuda backend: down gemv refused");
+      Mark("gemv_down");
+      continue;
     }
-    Mark("silu_mul");
-    JISU_RETURN_IF_ERROR(residual_gemm(w.w_down, hidden, c.intermediate_size, act_.get()));
-    Mark("gemm_down");
+    JISU_RETURN_IF_ERROR(ResidualGemm(w.wo, hidden, c.q_dim(), attn_.get(), T));
+    Mark("gemm_o");
+    JISU_RETURN_IF_ERROR(Mlp(layer, T));
   }
   if (R > 0) {
     cuda::LaunchRmsNorm(x_.as<float>(), meta + off_rows_, static_cast<int>(R), hidden,
@@ -357,6 +399,80 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
         Gemm(head, c.vocab_size, hidden, xn_.get(), R, logits_.as<float>(), false));
     Mark("gemm_lm_head");
   }
+  return Status::Ok();
+}
+
+// y = x + w . in: in the GEMM epilogue (fused), or a GEMM into tmp_ and an add kernel.
+Status CudaBackend::ResidualGemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* in,
+                                 int64_t T) {
+  if (options_.fused_kernels) return Gemm(w, n, k, in, T, x_.as<float>(), true);
+  JISU_RETURN_IF_ERROR(Gemm(w, n, k, in, T, tmp_.as<float>(), false));
+  cuda::LaunchAdd(x_.as<float>(), tmp_.as<float>(), static_cast<size_t>(T) * n, stream_);
+  return Status::Ok();
+}
+
+// The attention block's input side for steps off the fused-GEMV path: RMSNorm, the QKV
+// projection, bias + RoPE + K/V write (fused, or as the unfused baseline's separate kernels).
+Status CudaBackend::NormQkvRope(int64_t layer, int64_t T, uint16_t* kv) {
+  const ModelConfig& c = config_;
+  const DeviceLayer& w = layers_[layer];
+  const int hidden = static_cast<int>(c.hidden_size);
+  const int T32 = static_cast<int>(T);
+  const int32_t* meta = meta_dev_.as<int32_t>();
+  const int heads = static_cast<int>(c.num_heads);
+  const int kv_heads = static_cast<int>(c.num_kv_heads);
+  const int head_dim = static_cast<int>(c.head_dim);
+  const int block_size = static_cast<int>(options_.block_size);
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  cudaStream_t s = stream_;
+  cuda::LaunchRmsNorm(x_.as<float>(), nullptr, T32, hidden, w.attn_norm.as<float>(), c.rms_norm_eps,
+                      xn_.as<uint16_t>(), s);
+  Mark("rmsnorm");
+  JISU_RETURN_IF_ERROR(Gemm(w.wqkv, QkvDim(), hidden, xn_.get(), T, qkv_.as<float>(), false));
+  Mark("gemm_qkv");
+  const bool interleaved = c.rope_style == RopeStyle::kInterleaved;
+  if (options_.fused_kernels) {
+    cuda::LaunchQkvRope(qkv_.as<float>(), w.bqkv.size() ? w.bqkv.as<float>() : nullptr,
+                        meta + off_pos_, meta + off_slots_, T32, heads, kv_heads, head_dim,
+                        inv_freq_.as<float>(), interleaved, q_scale, q_.as<float>(), kv, block_size,
+                        s);
+  } else {
+    const int qkv_dim = static_cast<int>(QkvDim());
+    if (w.bqkv.size()) {
+      cuda::LaunchAddBias(qkv_.as<float>(), w.bqkv.as<float>(), T32, qkv_dim, qkv_dim, s);
+    }
+    cuda::LaunchRopeInPlace(qkv_.as<float>(), meta + off_pos_, T32, heads, kv_heads, head_dim,
+                            inv_freq_.as<float>(), interleaved, s);
+    cuda::LaunchSplitQkvToCache(qkv_.as<float>(), meta + off_slots_, T32, heads, kv_heads, head_dim,
+                                q_scale, q_.as<float>(), kv, block_size, s);
+  }
+  Mark("qkv_rope_kv");
+  return Status::Ok();
+}
+
+// The MLP block for steps off the fused-GEMV path.
+Status CudaBackend::Mlp(int64_t layer, int64_t T) {
+  const ModelConfig& c = config_;
+  const DeviceLayer& w = layers_[layer];
+  const int hidden = static_cast<int>(c.hidden_size);
+  const int T32 = static_cast<int>(T);
+  cudaStream_t s = stream_;
+  cuda::LaunchRmsNorm(x_.as<float>(), nullptr, T32, hidden, w.ffn_norm.as<float>(), c.rms_norm_eps,
+                      xn_.as<uint16_t>(), s);
+  Mark("rmsnorm");
+  JISU_RETURN_IF_ERROR(Gemm(w.w_gate_up, 2 * c.intermediate_size, hidden, xn_.get(), T,
+                            gate_up_.as<float>(), false));
+  Mark("gemm_gate_up");
+  const int ffn = static_cast<int>(c.intermediate_size);
+  if (options_.fused_kernels) {
+    cuda::LaunchSiluMul(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+  } else {
+    cuda::LaunchSiluInPlace(gate_up_.as<float>(), T32, ffn, s);
+    cuda::LaunchMulToBf16(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+  }
+  Mark("silu_mul");
+  JISU_RETURN_IF_ERROR(ResidualGemm(w.w_down, hidden, c.intermediate_size, act_.get(), T));
+  Mark("gemm_down");
   return Status::Ok();
 }
 

@@ -38,10 +38,13 @@ struct CudaBackendOptions {
   // False: the unfused baseline for the fusion study (bias, RoPE, K/V write, SiLU, multiply and
   // residual adds as separate kernels instead of fused ones and GEMM epilogues).
   bool fused_kernels = true;
-  // Steps of at most 8 tokens multiply through the backend's own GEMV kernel instead of
-  // cuBLAS. Off: on an H200 it measured no faster at batch 1 and 2x slower at batch 8
-  // (bench/results/2026-12-01-cuda-h200.md); kept, tested, for the fused-decode work.
-  bool small_batch_gemv = false;
+  // Decode attention block shape (AttnArgs::decode_variant), for measurements.
+  int decode_attn_variant = 0;
+  // Steps of at most this many tokens (<= 8; 0: none) run on the backend's own GEMV kernels
+  // (gemv.cu) with RMSNorm, RoPE + K/V write, SwiGLU and the residual add fused in, instead of
+  // cuBLAS and separate kernels. On an H200 (Llama-3.1-8B shape) batch 1 5.44 -> 5.07 ms, equal
+  // at 2 tokens, slower from 4 (bench/results/2026-12-01-cuda-h200-gemv.md).
+  int gemv_max_tokens = 2;
   // Times every launch group with CUDA events (graphs off): CudaProfileReport breaks a step
   // down by kernel. For measurements only; it slows steps down.
   bool profile = false;

@@ -122,6 +122,9 @@ class CudaBackend final : public ForwardBackend {
   }
   Status Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* x, int64_t tokens, float* y,
               bool accumulate);
+  Status ResidualGemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* in, int64_t T);
+  Status NormQkvRope(int64_t layer, int64_t T, uint16_t* kv);
+  Status Mlp(int64_t layer, int64_t T);
 
   ModelConfig config_;
   CudaBackendOptions options_;
@@ -143,6 +146,7 @@ class CudaBackend final : public ForwardBackend {
   int64_t cap_tokens_ = 0, cap_rows_ = 0, cap_partials_ = 0;
   DeviceBuffer x_, xn_, qkv_, q_, attn_, gate_up_, act_, logits_, part_acc_, part_ml_;
   DeviceBuffer tmp_;              // unfused baseline: GEMM output before the residual add
+  DeviceBuffer ss_;               // fused GEMVs: partial sums of squares for the next RMSNorm
   float* host_logits_ = nullptr;  // pinned, lent to the engine (HostLogitsBuffer)
   size_t host_logits_cap_ = 0;
   // Device sampling: per-row parameters and the drawn ids, pinned on the host and on the device.

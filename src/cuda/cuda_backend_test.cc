@@ -70,7 +70,7 @@ class CudaBackendTest : public ::testing::Test {
     CudaBackendOptions o;
     o.cuda_graphs = fast_paths;
     o.flash_attention = fast_paths;
-    o.small_batch_gemv = gemv;
+    o.gemv_max_tokens = gemv ? 8 : 0;
     if (tweak) tweak(o);
     o.block_size = block_size;
     o.kv_bytes = 1ull << 30;
@@ -223,6 +223,68 @@ TEST_F(CudaBackendTest, LogitsMatchCpuWithSmallBatchGemv) {
   CompareWithCpu("tiny-llama", 0, true, true);
   CompareWithCpu("tiny-draft", 0, true, true);
 }
+// The fused GEMVs (RMSNorm scale, RoPE + K/V write, SwiGLU, residual in the products) at
+// head 128 / group 4 and at head 64 / group 8 with QKV bias and rotate-half RoPE; and the
+// plain GEMV with the unfused kernels around it.
+TEST_F(CudaBackendTest, FusedGemvMatchesCpuAtOtherShapes) {
+  auto gemv = [](CudaBackendOptions& o) { o.gemv_max_tokens = 8; };
+  CompareSyntheticWithCpu(Architecture::kLlama, 8, 2, 128, std::nullopt, 0, gemv);
+  CompareSyntheticWithCpu(Architecture::kQwen2, 16, 2, 64, std::nullopt, 0, gemv);
+  auto unfused = [](CudaBackendOptions& o) {
+    o.gemv_max_tokens = 8;
+    o.fused_kernels = false;
+  };
+  CompareWithCpu("tiny-llama", 0, true, true, unfused);
+}
+
+// Decode steps of 2..8 sequences in one batch (every token count the GEMV kernels are built
+// for) equal the CPU's batch, on the fused GEMVs.
+TEST_F(CudaBackendTest, SmallDecodeBatchesMatchCpu) {
+  for (const char* name : {"tiny-llama", "tiny-draft"}) {
+    auto model = Load(name);
+    ASSERT_TRUE(model);
+    const int64_t vocab = model->config().vocab_size;
+    const int64_t bs = 16;
+    constexpr int kSeqs = 8;
+    auto gpu = Gpu(*model, 64, 0, bs, true, true);
+    auto cpu = Cpu(*model, 64);
+    ASSERT_TRUE(gpu && cpu);
+    // Sequence i: prompt of 5 + 3 i tokens in blocks [8 i, 8 i + 8), prefilled alone.
+    std::vector<std::vector<int32_t>> tables(kSeqs);
+    std::vector<int64_t> len(kSeqs);
+    for (int i = 0; i < kSeqs; ++i) {
+      for (int b = 0; b < 8; ++b) tables[i].push_back(8 * i + (b * 5 + i) % 8);
+      const std::vector<int32_t> prompt = Ids(5 + 3 * i, vocab, 20 + i);
+      len[i] = static_cast<int64_t>(prompt.size());
+      const int64_t last = len[i] - 1;
+      std::vector<float> scratch(vocab);
+      for (ForwardBackend* be : {gpu.get(), cpu.get()}) {
+        ForwardBatch b{prompt, {BatchSequence{len[i], 0, tables[i]}}, std::span(&last, 1)};
+        ASSERT_TRUE(be->Forward(b, scratch.data()).ok());
+      }
+    }
+    double worst = 0;
+    for (int n = 2; n <= kSeqs; ++n) {  // a decode step of the first n sequences
+      std::vector<int32_t> ids = Ids(n, vocab, 100 + n);
+      std::vector<BatchSequence> seqs;
+      std::vector<int64_t> rows(n);
+      for (int i = 0; i < n; ++i) {
+        seqs.push_back(BatchSequence{1, len[i]++, tables[i]});
+        rows[i] = i;
+      }
+      std::vector<float> got(n * vocab), want(n * vocab);
+      ASSERT_TRUE(gpu->Forward(ForwardBatch{ids, seqs, rows}, got.data()).ok());
+      ASSERT_TRUE(cpu->Forward(ForwardBatch{ids, seqs, rows}, want.data()).ok());
+      for (int i = 0; i < n; ++i) {
+        const double d = RelDiff(got.data() + i * vocab, want.data() + i * vocab, vocab);
+        worst = std::max(worst, d);
+        EXPECT_LT(d, kBf16LogitTolerance) << name << " batch " << n << " row " << i;
+      }
+    }
+    std::printf("%s: decode batches of 2..8, worst relative logit difference %.3g\n", name, worst);
+  }
+}
+
 // The flash (mma.sync) kernels at the shapes of Llama-3-8B (head 128, group 4), Qwen2-7B-like
 // groups of 8 with QKV bias (head 64), and Mistral's sliding window; whole and split keys.
 TEST_F(CudaBackendTest, FlashAttentionMatchesCpuHead128Group4) {
@@ -232,6 +294,16 @@ TEST_F(CudaBackendTest, FlashAttentionMatchesCpuHead128Group4) {
 TEST_F(CudaBackendTest, FlashAttentionMatchesCpuHead64Group8Bias) {
   CompareSyntheticWithCpu(Architecture::kQwen2, 16, 2, 64, std::nullopt, 0);
   CompareSyntheticWithCpu(Architecture::kQwen2, 16, 2, 64, std::nullopt, 100);
+}
+// Every decode block shape of the flash kernel (warps, keys per tile, stages), whole keys and
+// split into chunks.
+TEST_F(CudaBackendTest, FlashDecodeVariantsMatchCpu) {
+  for (int v = 1; v <= 5; ++v) {
+    auto variant = [v](CudaBackendOptions& o) { o.decode_attn_variant = v; };
+    std::printf("decode variant %d\n", v);
+    CompareSyntheticWithCpu(Architecture::kLlama, 8, 2, 128, std::nullopt, 0, variant);
+    CompareSyntheticWithCpu(Architecture::kQwen2, 16, 2, 64, std::nullopt, 100, variant);
+  }
 }
 TEST_F(CudaBackendTest, FlashAttentionMatchesCpuSlidingWindow) {
   CompareSyntheticWithCpu(Architecture::kMistral, 8, 2, 128, 48, 0);

@@ -23,8 +23,6 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kThreads = 128;
-constexpr int kTileKeys = 64;
 constexpr int kPrefillRows = 64;  // = AttentionRows(16): the tile Prepare builds
 constexpr int kDecodeRows = 16;   // one MMA row block: GQA groups up to 16 heads
 
@@ -69,34 +67,51 @@ __device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
-template <int HD, bool kDecode>
+// Block shape: warps, keys per K/V tile, tiles in the cp.async ring. Prefill: four warps of
+// 16 query rows, 64-key tiles, two stages (17 + 2 x 35 KB, two blocks per SM). Decode: the
+// warps split each tile's keys (16 each); the decode kernel is latency-bound (Nsight Compute at
+// batch 64 with 4 warps, three stages, two blocks per SM: 47% of DRAM bandwidth), so the
+// variants below (LaunchDecode) trade warps for bytes in flight.
+template <int W, int TK, int ST>
+struct FlashShape {
+  static constexpr int kWarps = W;
+  static constexpr int kThreads = 32 * W;
+  static constexpr int kTileKeys = TK;
+  static constexpr int kStages = ST;
+};
+using PrefillShape = FlashShape<4, 64, 2>;
+
+template <int HD, bool kDecode, class Shape>
 struct FlashLayout {
   static constexpr int kStride = HD + 8;  // bf16; 16-byte row shift: ldmatrix is conflict-free
   static constexpr int kRows = kDecode ? kDecodeRows : kPrefillRows;
-  // Prefill: 17 + 2 x 35 KB, two blocks per SM. Decode: 4 + 2 x 35 KB, three blocks per SM.
-  // The decode kernel is latency-bound (Nsight Compute at batch 64 with three stages and two
-  // blocks per SM: 47% of DRAM bandwidth, 8 warps per SM), so warps beat depth: two stages
-  // and three blocks measured 2-3% faster at batch 64 and 256 on an H200.
-  static constexpr int kStages = 2;
+  static constexpr int kStages = Shape::kStages;
   static constexpr int kQElems = kRows * kStride;
-  static constexpr int kStageElems = 2 * kTileKeys * kStride;  // K then V
+  static constexpr int kStageElems = 2 * Shape::kTileKeys * kStride;  // K then V
   static constexpr size_t kBytes = (kQElems + kStages * static_cast<size_t>(kStageElems)) * 2;
   // The decode merge reuses the stages: per warp, 16 rows of O (f32) plus m and l.
-  static_assert(4 * kDecodeRows * (HD + 2) * 4 <= kStages * kStageElems * 2,
+  static_assert(Shape::kWarps * kDecodeRows * (HD + 2) * 4 <= kStages * kStageElems * 2,
                 "merge buffer too big");
+  static_assert(kDecode || (Shape::kWarps * 16 == kPrefillRows), "prefill: 16 rows a warp");
+  static_assert(Shape::kTileKeys * (HD / 8) % Shape::kThreads == 0, "tile load split");
 };
 
-// grid: (items, kv_heads), 128 threads.
-template <int HD, bool kDecode>
-__global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
-  using L = FlashLayout<HD, kDecode>;
+// grid: (items, kv_heads), Shape::kThreads threads.
+template <int HD, bool kDecode, class Shape>
+__global__ void __launch_bounds__(Shape::kThreads) FlashAttentionKernel(AttnArgs a) {
+  using L = FlashLayout<HD, kDecode, Shape>;
+  constexpr int kThreads = Shape::kThreads;
+  constexpr int kTileKeys = Shape::kTileKeys;
+  constexpr int kWarps = Shape::kWarps;
   constexpr int S = L::kStride;
   constexpr int kStages = L::kStages;
-  constexpr int kWarpKeys = kDecode ? kTileKeys / 4 : kTileKeys;  // keys of a tile per warp
-  constexpr int kSBlocks = kWarpKeys / 8;                         // n-blocks of S
-  constexpr int kOBlocks = HD / 8;                                // n-blocks of O
+  constexpr int kWarpKeys = kDecode ? kTileKeys / kWarps : kTileKeys;  // keys of a tile per warp
+  static_assert(kWarpKeys % 16 == 0, "a warp's keys make whole k16 blocks of P.V");
+  constexpr int kSBlocks = kWarpKeys / 8;  // n-blocks of S
+  constexpr int kOBlocks = HD / 8;         // n-blocks of O
   constexpr int kRows = L::kRows;
   extern __shared__ __align__(128) unsigned char flash_smem[];
+  if constexpr (kDecode) GridLaunchDependents();  // the o projection's GEMV may prefetch
   bf16* qs = reinterpret_cast<bf16*>(flash_smem);
   bf16* stages = qs + L::kQElems;
 
@@ -308,7 +323,7 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
       }
     }
   } else {
-    // Merge the four warps' partial softmaxes in the stage memory, once every warp is done
+    // Merge the warps' partial softmaxes in the stage memory, once every warp is done
     // with it (the groups still pending are empty).
     CpAsyncWait<0>();
     __syncthreads();
@@ -334,11 +349,11 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
       const int d = idx % HD;
       float mxw = -INFINITY;
 #pragma unroll
-      for (int w = 0; w < 4; ++w) mxw = fmaxf(mxw, red[(w * kDecodeRows + r) * RS + HD]);
+      for (int w = 0; w < kWarps; ++w) mxw = fmaxf(mxw, red[(w * kDecodeRows + r) * RS + HD]);
       float sum = 0.0f, acc = 0.0f;
       if (mxw != -INFINITY) {
 #pragma unroll
-        for (int w = 0; w < 4; ++w) {
+        for (int w = 0; w < kWarps; ++w) {
           const float* src = red + (w * kDecodeRows + r) * RS;
           const float scale = __expf(src[HD] - mxw);
           sum += scale * src[HD + 1];
@@ -361,17 +376,40 @@ __global__ void __launch_bounds__(kThreads) FlashAttentionKernel(AttnArgs a) {
   }
 }
 
-template <int HD, bool kDecode>
+template <int HD, bool kDecode, class Shape>
 void Launch(const AttnArgs& args, cudaStream_t stream) {
-  constexpr size_t smem = FlashLayout<HD, kDecode>::kBytes;
+  constexpr size_t smem = FlashLayout<HD, kDecode, Shape>::kBytes;
   static bool configured = false;  // the engine loop is the one caller
   if (!configured) {
-    cudaFuncSetAttribute(FlashAttentionKernel<HD, kDecode>,
+    cudaFuncSetAttribute(FlashAttentionKernel<HD, kDecode, Shape>,
                          cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     configured = true;
   }
   dim3 grid(args.num_items, args.kv_heads);
-  FlashAttentionKernel<HD, kDecode><<<grid, kThreads, smem, stream>>>(args);
+  FlashAttentionKernel<HD, kDecode, Shape><<<grid, Shape::kThreads, smem, stream>>>(args);
+}
+
+// Decode block shapes (AttnArgs::decode_variant). On an H200, Llama-3.1-8B shape, context 1024
+// (bench/results/2026-12-01-cuda-h200-gemv.md): 2 warps / 32-key tiles / 3 stages (56 KB,
+// four blocks per SM) 8.52 / 18.01 ms a step at batch 64 / 256, against 8.62-8.75 / 18.38 for
+// 4 / 64 / 2 (the previous default), 8.96 / 18.95 for 4 / 64 / 3, 9.37 / 21.48 for 2 / 32 / 4,
+// 10.28 / 24.56 for 2 / 32 / 6 and 12.16 / 32.40 for 1 / 16 / 8.
+template <int HD>
+void LaunchDecode(const AttnArgs& args, cudaStream_t stream) {
+  switch (args.decode_variant) {
+    case 1:
+      return Launch<HD, true, FlashShape<2, 32, 4>>(args, stream);
+    case 2:
+      return Launch<HD, true, FlashShape<4, 64, 2>>(args, stream);
+    case 3:
+      return Launch<HD, true, FlashShape<4, 64, 3>>(args, stream);
+    case 4:
+      return Launch<HD, true, FlashShape<2, 32, 6>>(args, stream);
+    case 5:
+      return Launch<HD, true, FlashShape<1, 16, 8>>(args, stream);
+    default:
+      return Launch<HD, true, FlashShape<2, 32, 3>>(args, stream);
+  }
 }
 
 }  // namespace
@@ -383,10 +421,10 @@ bool LaunchFlashAttention(const AttnArgs& args, cudaStream_t stream) {
   if (!decode && args.rows_per_warp != 16) return false;
   switch (args.head_dim) {
     case 64:
-      decode ? Launch<64, true>(args, stream) : Launch<64, false>(args, stream);
+      decode ? LaunchDecode<64>(args, stream) : Launch<64, false, PrefillShape>(args, stream);
       return true;
     case 128:
-      decode ? Launch<128, true>(args, stream) : Launch<128, false>(args, stream);
+      decode ? LaunchDecode<128>(args, stream) : Launch<128, false, PrefillShape>(args, stream);
       return true;
     default:
       return false;

@@ -42,51 +42,6 @@ __device__ float BlockSum(float v, float* scratch) {
   return v;
 }
 
-// y[t, n] (+)= W[n, :] . x[t, :] for a few tokens: one warp per output row streams the row
-// once with 16-byte loads (several in flight per lane) and applies it to every token, whose
-// activations come from L1/L2. Measured: ~cuBLAS at 1 token, half its speed at 8 (the
-// activation loads from L1 dominate; staging them in shared memory is the next step).
-template <int T>
-__global__ void __launch_bounds__(256)
-    GemvKernel(const bf16* __restrict__ w, int n_rows, int k, const bf16* __restrict__ x,
-               float* __restrict__ y, bool accumulate) {
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  const int n = blockIdx.x * (blockDim.x / 32) + warp;
-  if (n >= n_rows) return;
-  const uint4* wr = reinterpret_cast<const uint4*>(w + static_cast<size_t>(n) * k);
-  const int kv = k / 8;
-  float sum[T];
-#pragma unroll
-  for (int t = 0; t < T; ++t) sum[t] = 0.0f;
-#pragma unroll 4
-  for (int i = lane; i < kv; i += 32) {
-    const uint4 wv = __ldg(wr + i);
-    const __nv_bfloat162* wp = reinterpret_cast<const __nv_bfloat162*>(&wv);
-    float2 wf[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) wf[j] = __bfloat1622float2(wp[j]);
-#pragma unroll
-    for (int t = 0; t < T; ++t) {
-      const uint4 xv = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(t) * k) + i);
-      const __nv_bfloat162* xp = reinterpret_cast<const __nv_bfloat162*>(&xv);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float2 xf = __bfloat1622float2(xp[j]);
-        sum[t] += wf[j].x * xf.x + wf[j].y * xf.y;
-      }
-    }
-  }
-#pragma unroll
-  for (int t = 0; t < T; ++t) {
-    const float v = WarpSum(sum[t]);
-    if (lane == 0) {
-      float* out = y + static_cast<size_t>(t) * n_rows + n;
-      *out = accumulate ? *out + v : v;
-    }
-  }
-}
-
 __global__ void EmbedKernel(const bf16* table, const int32_t* ids, int hidden, float* x) {
   const int t = blockIdx.x;
   const bf16* row = table + static_cast<size_t>(ids[t]) * hidden;
@@ -364,6 +319,7 @@ __global__ void __launch_bounds__(kAttnThreads) AttentionKernel(AttnArgs a) {
 
 template <int HD>
 __global__ void AttentionCombineKernel(AttnArgs a, const int32_t* token_chunks) {
+  GridLaunchDependents();  // the o projection's GEMV may start fetching its weights
   const int t = blockIdx.x;
   const int h = blockIdx.y;
   const int chunks = token_chunks[t];
@@ -501,30 +457,6 @@ void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, i
 void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed,
                           cudaStream_t stream) {
   FillRandomBf16Kernel<<<1024, 256, 0, stream>>>(reinterpret_cast<bf16*>(dst), n, scale, seed);
-}
-
-bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
-                bool accumulate, cudaStream_t stream) {
-  if (k % 8 != 0 || tokens < 1 || tokens > kMaxGemvTokens) return false;
-  const auto* wb = reinterpret_cast<const bf16*>(w);
-  const auto* xb = reinterpret_cast<const bf16*>(x);
-  const int blocks = (n + 7) / 8;
-  switch (tokens) {
-#define JISU_GEMV_CASE(T)                                                   \
-  case T:                                                                   \
-    GemvKernel<T><<<blocks, 256, 0, stream>>>(wb, n, k, xb, y, accumulate); \
-    break;
-    JISU_GEMV_CASE(1)
-    JISU_GEMV_CASE(2)
-    JISU_GEMV_CASE(3)
-    JISU_GEMV_CASE(4)
-    JISU_GEMV_CASE(5)
-    JISU_GEMV_CASE(6)
-    JISU_GEMV_CASE(7)
-    JISU_GEMV_CASE(8)
-#undef JISU_GEMV_CASE
-  }
-  return true;
 }
 
 void LaunchFillF32(float* dst, size_t n, float value, cudaStream_t stream) {

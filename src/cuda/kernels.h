@@ -13,6 +13,24 @@
 
 namespace jisu::cuda {
 
+#ifdef __CUDACC__
+// Programmatic dependent launch (PTX griddepcontrol, sm_90): a kernel that calls
+// GridLaunchDependents lets the next kernel of the stream launch before it finishes, if that
+// one was launched with the programmatic-serialization attribute (the GEMVs of gemv.cu);
+// such a kernel must call GridDependencyWait before it reads anything its predecessors write.
+// No-ops elsewhere.
+__device__ __forceinline__ void GridLaunchDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void GridDependencyWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+#endif
+
 // One attention work item: a tile of consecutive query tokens of one sequence against one
 // chunk of its keys (all KV heads: grid.y). Plain int32 so it travels in the step's metadata.
 struct AttnItem {
@@ -38,6 +56,9 @@ struct AttnArgs {
   // Head dim 64 or 128: the mma.sync kernels of flash_attention.cu (prefill tiles of 64 rows;
   // decode items with up to 16 query heads per KV head) instead of the FP32 kernel.
   bool flash = false;
+  // Decode block shape of the flash kernel (warps, keys per tile, stages), for the sweep in
+  // bench-gpu: 0 = 2/32/3 (default), 1 = 2/32/4, 2 = 4/64/2, 3 = 4/64/3, 4 = 2/32/6, 5 = 1/16/8.
+  int decode_variant = 0;
   uint16_t* out = nullptr;    // [T, heads * head_dim]
   float* part_acc = nullptr;  // [T, heads, max_chunks, head_dim]
   float* part_ml = nullptr;   // [T, heads, max_chunks, 2]
@@ -76,6 +97,50 @@ void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, i
 constexpr int kMaxGemvTokens = 8;
 bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
                 bool accumulate, cudaStream_t stream);
+
+// The small-batch GEMV with its neighbours fused (gemv.cu). Each warp computes one "unit", two
+// weight rows, for every token; the op says which rows pair up and what the epilogue does.
+enum class GemvOp {
+  kStore,       // y[t, r] = dot (units: rows 2u, 2u + 1)
+  kAccumulate,  // y[t, r] += dot: the residual add; optionally u_out and ss_out for the next norm
+  kSwiGlu,      // act[t, i] = bf16(silu(gate_i) * up_i), gate rows [0, n), up rows [n, 2n)
+  kQkvRope,     // bias + RoPE pair of a q/k head (or two v rows) -> q_out (scaled), K/V cache
+};
+struct GemvArgs {
+  GemvOp op = GemvOp::kStore;
+  const uint16_t* w = nullptr;  // bf16 [rows, k]
+  int rows = 0, n = 0, k = 0;
+  int tokens = 1;
+  int units = 0;                // GemvUnits(*this)
+  const uint16_t* x = nullptr;  // bf16 [tokens, k]
+  // Non-null: x is u = bf16(x' * g) of a residual x' and every dot product is scaled by
+  // rsqrt(sum of ss_in[p * tokens + t] over p < ss_in_parts / k + eps): the RMSNorm, fused.
+  const float* ss_in = nullptr;
+  int ss_in_parts = 0;
+  float eps = 0.0f;
+  float* y = nullptr;               // kStore / kAccumulate: f32 [tokens, rows]
+  uint16_t* u_out = nullptr;        // kAccumulate: bf16 [tokens, rows] = y * u_weight
+  const float* u_weight = nullptr;  // the next RMSNorm's weight
+  float* ss_out = nullptr;          // kAccumulate: [GemvBlocks(units)][tokens] partial sums of y^2
+  uint16_t* act = nullptr;          // kSwiGlu: bf16 [tokens, n]
+  // kQkvRope (rows = q_dim + 2 kv_dim):
+  const float* bias = nullptr;
+  const int32_t* positions = nullptr;
+  const int32_t* slots = nullptr;
+  const float* inv_freq = nullptr;
+  bool interleaved = false;
+  float q_scale = 1.0f;
+  float* q_out = nullptr;
+  uint16_t* kv_layer = nullptr;
+  int block_size = 0, heads = 0, kv_heads = 0, head_dim = 0;
+};
+int GemvUnits(const GemvArgs& args);
+int GemvBlocks(int units);  // the grid, and the number of ss_out parts
+// False (nothing launched) when the shape is not handled (k % 8 != 0, tokens > 8).
+bool LaunchGemvOp(const GemvArgs& args, cudaStream_t stream);
+// The embedding for the fused path: x = table[ids], u = bf16(x * g), ss[t] = sum(x^2) (one part).
+void LaunchEmbedNormInput(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden,
+                          const float* g, float* x, uint16_t* u, float* ss, cudaStream_t stream);
 
 // The unfused baseline of the fusion study (unfused_kernels.cu): each elementwise step its own
 // kernel, as an eager framework runs them, instead of the fused kernels above.
