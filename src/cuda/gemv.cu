@@ -31,16 +31,9 @@ constexpr int kWarps = 8;  // units (row pairs) per block and grid-stride step
 constexpr int kMaxBlocks = 4096;
 
 // Warps per unit: two, each streaming half of k, put more loads in flight early in a kernel
-// whose grid is only a few waves deep (the o and down projections have 2048 units).
-int KSplit(int units) {
-  static const int forced = [] {
-    const char* e = std::getenv("JISU_GEMV_KSPLIT");  // measurement hook: 1, 2 or 4
-    const int v = e ? std::atoi(e) : 0;
-    return v == 1 || v == 2 || v == 4 ? v : 0;
-  }();
-  if (forced) return forced;
-  return 2;  // measured on an H200: 1 and 4 slower at batch 1 and 2
-}
+// whose grid is only a few waves deep (the o and down projections have 2048 units). On an H200
+// at batch 1 (8B shape): 5.02-5.10 ms a step with two, 5.18-5.21 with one, 5.40-5.44 with four.
+constexpr int kKSplit = 2;
 
 // Programmatic dependent launch (sm_90): on unless JISU_GEMV_PDL=0 (measurement hook).
 bool ProgrammaticLaunch() {
@@ -95,9 +88,10 @@ __device__ __forceinline__ void Dot8(const uint4& w, const uint4& x, float& acc)
 }
 
 // The two weight rows of unit u.
+template <GemvOp kOp>
 __device__ __forceinline__ void UnitRows(const GemvArgs& a, int u, int& ra, int& rb, int& pair) {
   pair = -1;
-  switch (a.op) {
+  switch (kOp) {
     case GemvOp::kSwiGlu:
       ra = u;
       rb = a.n + u;
@@ -125,8 +119,12 @@ __device__ __forceinline__ void UnitRows(const GemvArgs& a, int u, int& ra, int&
   }
 }
 
-template <int T, int U, int KS>
-__global__ void __launch_bounds__(kWarps * 32) GemvKernel(GemvArgs a) {
+// Each op its own instantiation (registers for its epilogue only). Four blocks (32 warps) per
+// SM with four loads in flight per row and lane: on an H200 at batch 1 (8B shape) 4.78-4.80 ms
+// a step, against 5.08-5.10 with eight loads and two blocks per SM (113 registers) and
+// 5.15-5.16 with six and three. More tokens need the registers (two blocks per SM).
+template <int T, int U, int KS, GemvOp kOp>
+__global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvArgs a) {
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   __shared__ float inv_rms[T];
@@ -156,7 +154,7 @@ __global__ void __launch_bounds__(kWarps * 32) GemvKernel(GemvArgs a) {
     const int u = blockIdx.x * kUnitsPerBlock + warp / KS;
     if (u < a.units) {
       int ra, rb, pair;
-      UnitRows(a, u, ra, rb, pair);
+      UnitRows<kOp>(a, u, ra, rb, pair);
       const uint4* wa = reinterpret_cast<const uint4*>(a.w) + static_cast<size_t>(ra) * kv;
       const uint4* wb =
           reinterpret_cast<const uint4*>(a.w) + static_cast<size_t>(rb < a.rows ? rb : ra) * kv;
@@ -179,7 +177,7 @@ __global__ void __launch_bounds__(kWarps * 32) GemvKernel(GemvArgs a) {
     const int u = ub + warp / KS;
     const bool active = u < a.units;
     int ra = 0, rb = 0, pair = -1;
-    if (active) UnitRows(a, u, ra, rb, pair);
+    if (active) UnitRows<kOp>(a, u, ra, rb, pair);
     const bool has_b = rb < a.rows;
     const uint4* wa = reinterpret_cast<const uint4*>(a.w) + static_cast<size_t>(ra) * kv;
     const uint4* wb =
@@ -236,11 +234,11 @@ __global__ void __launch_bounds__(kWarps * 32) GemvKernel(GemvArgs a) {
       const float r = a.ss_in != nullptr ? inv_rms[t] : 1.0f;
       float va = acc[0][t] * r;
       float vb = acc[1][t] * r;
-      switch (a.op) {
+      switch (kOp) {
         case GemvOp::kStore:
         case GemvOp::kAccumulate: {
           float* y = a.y + static_cast<size_t>(t) * a.rows;
-          const bool add = a.op == GemvOp::kAccumulate;
+          constexpr bool add = kOp == GemvOp::kAccumulate;
           va += add ? y[ra] : 0.0f;
           y[ra] = va;
           if (has_b) {
@@ -322,8 +320,7 @@ __global__ void __launch_bounds__(kWarps * 32) GemvKernel(GemvArgs a) {
 
 template <int T>
 void LaunchT(const GemvArgs& a, cudaStream_t stream) {
-  // Loads in flight per lane: 2 rows x U. Fewer tokens leave registers for more.
-  constexpr int U = T <= 2 ? 8 : 4;
+  constexpr int U = 4;  // loads in flight per row and lane
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(GemvBlocks(a.units));
   config.blockDim = dim3(kWarps * 32);
@@ -333,15 +330,19 @@ void LaunchT(const GemvArgs& a, cudaStream_t stream) {
   attr[0].val.programmaticStreamSerializationAllowed = ProgrammaticLaunch() ? 1 : 0;
   config.attrs = attr;
   config.numAttrs = 1;
-  switch (KSplit(a.units)) {
-    case 4:
-      cudaLaunchKernelEx(&config, GemvKernel<T, U, 4>, a);
+  constexpr int KS = kKSplit;
+  switch (a.op) {
+    case GemvOp::kStore:
+      cudaLaunchKernelEx(&config, GemvKernel<T, U, KS, GemvOp::kStore>, a);
       break;
-    case 2:
-      cudaLaunchKernelEx(&config, GemvKernel<T, U, 2>, a);
+    case GemvOp::kAccumulate:
+      cudaLaunchKernelEx(&config, GemvKernel<T, U, KS, GemvOp::kAccumulate>, a);
       break;
-    default:
-      cudaLaunchKernelEx(&config, GemvKernel<T, U, 1>, a);
+    case GemvOp::kSwiGlu:
+      cudaLaunchKernelEx(&config, GemvKernel<T, U, KS, GemvOp::kSwiGlu>, a);
+      break;
+    case GemvOp::kQkvRope:
+      cudaLaunchKernelEx(&config, GemvKernel<T, U, KS, GemvOp::kQkvRope>, a);
       break;
   }
 }
@@ -383,7 +384,7 @@ int GemvUnits(const GemvArgs& a) {
 }
 
 int GemvBlocks(int units) {
-  const int per_block = kWarps / KSplit(units);
+  const int per_block = kWarps / kKSplit;
   return std::max(1, std::min(kMaxBlocks, (units + per_block - 1) / per_block));
 }
 
