@@ -314,18 +314,23 @@ def _drop_mid_stream(i):
     conn.close()
 
 
+def _wait_until_idle(kv_blocks_baseline, seconds=20):
+    """Waits until nothing runs and the KV blocks in use are back to the baseline."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if (metric("jisu:kv_blocks_in_use") == kv_blocks_baseline
+                and metric("vllm:num_requests_running") == 0):
+            break
+        time.sleep(0.1)
+    assert metric("jisu:kv_blocks_in_use") == kv_blocks_baseline, "KV blocks not freed"
+
+
 def test_disconnect_frees_kv():
     baseline = metric("jisu:kv_blocks_in_use")
     cancelled = metric("jisu:requests_finished_total", 'finished_reason="cancelled"')
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(_drop_mid_stream, range(8)))
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        if (metric("jisu:kv_blocks_in_use") == baseline
-                and metric("vllm:num_requests_running") == 0):
-            break
-        time.sleep(0.1)
-    assert metric("jisu:kv_blocks_in_use") == baseline, "KV blocks not freed"
+    _wait_until_idle(baseline)
     assert metric("vllm:num_requests_running") == 0
     # Each dropped stream was cancelled (not run on to its 400 tokens).
     assert metric("jisu:requests_finished_total", 'finished_reason="cancelled"') == cancelled + 8
@@ -395,13 +400,7 @@ def test_non_streaming_disconnect_cancels():
     cancelled = metric("jisu:requests_finished_total", 'finished_reason="cancelled"')
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         list(pool.map(_drop_while_waiting, range(4)))
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        if (metric("jisu:kv_blocks_in_use") == baseline
-                and metric("vllm:num_requests_running") == 0):
-            break
-        time.sleep(0.1)
-    assert metric("jisu:kv_blocks_in_use") == baseline, "KV blocks not freed"
+    _wait_until_idle(baseline)
     now = metric("jisu:requests_finished_total", 'finished_reason="cancelled"')
     assert now - cancelled == 16, (cancelled, now)
 
