@@ -389,11 +389,16 @@ void Launch(const AttnArgs& args, cudaStream_t stream) {
   FlashAttentionKernel<HD, kDecode, Shape><<<grid, Shape::kThreads, smem, stream>>>(args);
 }
 
-// Decode block shapes (AttnArgs::decode_variant). On an H200, Llama-3.1-8B shape, context 1024
-// (bench/results/2026-12-01-cuda-h200-gemv.md): 2 warps / 32-key tiles / 3 stages (56 KB,
-// four blocks per SM) 8.52 / 18.01 ms a step at batch 64 / 256, against 8.62-8.75 / 18.38 for
-// 4 / 64 / 2 (the previous default), 8.96 / 18.95 for 4 / 64 / 3, 9.37 / 21.48 for 2 / 32 / 4,
-// 10.28 / 24.56 for 2 / 32 / 6 and 12.16 / 32.40 for 1 / 16 / 8.
+// Decode block shapes (AttnArgs::decode_variant), a table from measurements on an H200
+// (bench/results/2026-12-01-cuda-h200-gemv.md, batch 64 / 256 step ms):
+// - head dim 128 (Llama-3.1-8B shape, context 1024): 2 warps / 32-key tiles / 3 stages (56 KB,
+//   four blocks per SM) 8.52 / 18.01, against 8.62-8.75 / 18.38 for 4 / 64 / 2, 8.96 / 18.95
+//   for 4 / 64 / 3, 9.37 / 21.48 for 2 / 32 / 4, 10.28 / 24.56 for 2 / 32 / 6 and 12.16 /
+//   32.40 for 1 / 16 / 8;
+// - head dim 64 (Llama-3.2-1B shape, context 2048): 4 / 64 / 2 (39 KB) 2.78-2.82 / 6.67-6.69,
+//   against 3.28-3.31 / 7.41-7.42 for 2 / 32 / 3 (Qwen2.5-0.5B, group 7: 2.45 / 4.09-4.11
+//   against 2.22-2.27 / 4.83-4.85).
+// The same tile bytes per stage (16 KB of K and V) with the larger head win in both.
 template <int HD>
 void LaunchDecode(const AttnArgs& args, cudaStream_t stream) {
   switch (args.decode_variant) {
@@ -408,6 +413,7 @@ void LaunchDecode(const AttnArgs& args, cudaStream_t stream) {
     case 5:
       return Launch<HD, true, FlashShape<1, 16, 8>>(args, stream);
     default:
+      if constexpr (HD == 64) return Launch<HD, true, FlashShape<4, 64, 2>>(args, stream);
       return Launch<HD, true, FlashShape<2, 32, 3>>(args, stream);
   }
 }

@@ -57,7 +57,8 @@ struct AttnArgs {
   // decode items with up to 16 query heads per KV head) instead of the FP32 kernel.
   bool flash = false;
   // Decode block shape of the flash kernel (warps, keys per tile, stages), for the sweep in
-  // bench-gpu: 0 = 2/32/3 (default), 1 = 2/32/4, 2 = 4/64/2, 3 = 4/64/3, 4 = 2/32/6, 5 = 1/16/8.
+  // bench-gpu: 0 = the measured default per head dim (2/32/3 at 128, 4/64/2 at 64),
+  // 1 = 2/32/4, 2 = 4/64/2, 3 = 4/64/3, 4 = 2/32/6, 5 = 1/16/8.
   int decode_variant = 0;
   uint16_t* out = nullptr;    // [T, heads * head_dim]
   float* part_acc = nullptr;  // [T, heads, max_chunks, head_dim]
