@@ -146,6 +146,9 @@ Status CudaBackend::EnsureSampleBuffers(size_t rows) {
   JISU_CUDA_RETURN(cudaMallocHost(reinterpret_cast<void**>(&ids_host_), cap * sizeof(int32_t)));
   JISU_RETURN_IF_ERROR(sample_dev_.Resize(cap * sizeof(cuda::DeviceSampling)));
   JISU_RETURN_IF_ERROR(ids_dev_.Resize(cap * sizeof(int32_t)));
+  if (sample_scratch_.size() == 0) {
+    JISU_RETURN_IF_ERROR(sample_scratch_.Resize(cuda::SampleScratchBytes()));
+  }
   sample_cap_ = cap;
   return Status::Ok();
 }
@@ -227,7 +230,7 @@ Status CudaBackend::Run(const ForwardBatch& batch, std::span<const RowSampling> 
                                        cudaMemcpyHostToDevice, stream_));
       cuda::LaunchSampleRows(logits_.as<float>(), static_cast<int>(vocab),
                              sample_dev_.as<cuda::DeviceSampling>(), num_device,
-                             ids_dev_.as<int32_t>(), stream_);
+                             ids_dev_.as<int32_t>(), sample_scratch_.get(), stream_);
       JISU_CUDA_RETURN(cudaMemcpyAsync(ids_host_, ids_dev_.get(), num_device * sizeof(int32_t),
                                        cudaMemcpyDeviceToHost, stream_));
     }

@@ -154,6 +154,7 @@ class CudaBackend final : public ForwardBackend {
   int32_t* ids_host_ = nullptr;
   size_t sample_cap_ = 0;
   DeviceBuffer sample_dev_, ids_dev_;
+  DeviceBuffer sample_scratch_;  // partials of rows split over several blocks
   Status Run(const ForwardBatch& batch, std::span<const RowSampling> sampling, float* logits,
              int32_t* ids);
   Status EnsureSampleBuffers(size_t rows);

@@ -474,67 +474,98 @@ TEST_F(CudaBackendTest, MixedBatchEqualsOneAtATime) {
 // host, rows 1..N are the same logits drawn on the device with u = (i + 0.5) / N. Each drawn
 // token must survive the host's filters, and the share of the u grid that lands on a token must
 // equal its host probability up to the grid's resolution.
-TEST_F(CudaBackendTest, DeviceSamplingDrawsFromTheHostSamplersDistribution) {
-  auto model = Load("tiny-llama");
-  ASSERT_TRUE(model);
-  auto gpu = Gpu(*model, 16);
-  ASSERT_TRUE(gpu && gpu->CanSample());
-  const std::vector<int32_t> prompt = model->tokenizer().Encode("The quick brown fox", false);
+// Draws 1000 tokens from the GPU, `rows_per_call` rows a step, with u on a regular grid, and
+// compares each token's share with the host sampler's probability.
+void CheckDeviceDraws(ForwardBackend& gpu, const Model& model, const SamplingParams& sp,
+                      int rows_per_call) {
+  const std::vector<int32_t> prompt = model.tokenizer().Encode("The quick brown fox", false);
   const std::vector<int32_t> blocks = {3, 1};
   const int64_t last = static_cast<int64_t>(prompt.size()) - 1;
   constexpr int kDraws = 1000;
-  const std::vector<int64_t> rows(kDraws + 1, last);
+  const int32_t vocab = static_cast<int32_t>(model.config().vocab_size);
+  // Row 0 of each step returns its logits (the host's reference); the others draw.
+  const std::vector<int64_t> rows(rows_per_call + 1, last);
   ForwardBatch batch{prompt, {BatchSequence{static_cast<int64_t>(prompt.size()), 0, blocks}}, rows};
-  const int32_t vocab = static_cast<int32_t>(model->config().vocab_size);
-  auto params = [](float t, int32_t k, float p, float min_p) {
-    SamplingParams s;
-    s.temperature = t;
-    s.top_k = k;
-    s.top_p = p;
-    s.min_p = min_p;
-    s.seed = 1;
-    return s;
-  };
-  for (const SamplingParams& sp :
-       {params(0, 0, 1, 0), params(1, 0, 1, 0), params(0.8f, 0, 1, 0), params(1.2f, 7, 1, 0),
-        params(0.7f, 0, 0.8f, 0), params(1, 0, 1, 0.05f), params(0.9f, 20, 0.9f, 0.02f),
-        params(1.5f, 3000, 0.95f, 0)}) {
+  std::vector<int32_t> drawn;
+  std::vector<float> logits(rows.size() * vocab);
+  for (int first = 0; first < kDraws; first += rows_per_call) {
     std::vector<RowSampling> sampling(rows.size());
-    for (int i = 1; i <= kDraws; ++i) {
-      RowSampling& r = sampling[i];
+    for (int j = 1; j <= rows_per_call; ++j) {
+      RowSampling& r = sampling[j];
       r.on_device = true;
       r.temperature = sp.temperature;
       r.top_k = sp.top_k;
       r.top_p = sp.top_p;
       r.min_p = sp.min_p;
-      r.u = (i - 0.5) / kDraws;
+      r.u = (first + j - 0.5) / kDraws;
     }
-    std::vector<float> logits(rows.size() * vocab);
     std::vector<int32_t> ids(rows.size(), -1);
-    Status st = gpu->ForwardSample(batch, sampling, logits.data(), ids.data());
+    Status st = gpu.ForwardSample(batch, sampling, logits.data(), ids.data());
     ASSERT_TRUE(st.ok()) << st.ToString();
-    Sampler host(sp);
-    std::vector<float> scratch(logits.begin(), logits.begin() + vocab);
-    std::map<int32_t, double> prob;
-    for (const TokenProb& tp : host.Distribution(scratch.data(), vocab, {}, {})) {
-      prob[tp.id] = tp.prob;
-    }
-    std::map<int32_t, int> count;
-    for (int i = 1; i <= kDraws; ++i) {
-      ASSERT_TRUE(prob.count(ids[i]))
-          << "T " << sp.temperature << " k " << sp.top_k << " p " << sp.top_p << " min_p "
-          << sp.min_p << ": token " << ids[i] << " is filtered out on the host";
-      ++count[ids[i]];
-    }
-    // A token's share of the grid differs from its probability by at most one grid step at
-    // each end of its interval (plus float noise in the device's running sums).
-    for (const auto& [id, p] : prob) {
-      EXPECT_NEAR(count[id] / static_cast<double>(kDraws), p, 2.0 / kDraws + 1e-4)
-          << "token " << id << " T " << sp.temperature << " k " << sp.top_k << " p " << sp.top_p;
-    }
-    std::printf("T %.2f top_k %d top_p %.2f min_p %.2f: %zu tokens kept on the host, %zu drawn\n",
-                sp.temperature, sp.top_k, sp.top_p, sp.min_p, prob.size(), count.size());
+    drawn.insert(drawn.end(), ids.begin() + 1, ids.end());
   }
+  Sampler host(sp);
+  std::vector<float> scratch(logits.begin(), logits.begin() + vocab);
+  std::map<int32_t, double> prob;
+  for (const TokenProb& tp : host.Distribution(scratch.data(), vocab, {}, {})) {
+    prob[tp.id] = tp.prob;
+  }
+  std::map<int32_t, int> count;
+  for (int32_t id : drawn) {
+    ASSERT_TRUE(prob.count(id)) << "T " << sp.temperature << " k " << sp.top_k << " p " << sp.top_p
+                                << " min_p " << sp.min_p << ": token " << id
+                                << " is filtered out on the host";
+    ++count[id];
+  }
+  // A token's share of the grid differs from its probability by at most one grid step at
+  // each end of its interval (plus float noise in the device's running sums).
+  for (const auto& [id, p] : prob) {
+    EXPECT_NEAR(count[id] / static_cast<double>(drawn.size()), p, 2.0 / kDraws + 1e-4)
+        << "token " << id << " T " << sp.temperature << " k " << sp.top_k << " p " << sp.top_p
+        << ", " << rows_per_call << " rows a step";
+  }
+  std::printf(
+      "T %.2f top_k %d top_p %.2f min_p %.2f, %d rows a step: %zu tokens kept on the "
+      "host, %zu drawn\n",
+      sp.temperature, sp.top_k, sp.top_p, sp.min_p, rows_per_call, prob.size(), count.size());
+}
+
+SamplingParams Params(float t, int32_t k, float p, float min_p) {
+  SamplingParams s;
+  s.temperature = t;
+  s.top_k = k;
+  s.top_p = p;
+  s.min_p = min_p;
+  s.seed = 1;
+  return s;
+}
+
+// 1000 rows in one step: one block per row.
+TEST_F(CudaBackendTest, DeviceSamplingDrawsFromTheHostSamplersDistribution) {
+  auto model = Load("tiny-llama");
+  ASSERT_TRUE(model);
+  auto gpu = Gpu(*model, 16);
+  ASSERT_TRUE(gpu && gpu->CanSample());
+  for (const SamplingParams& sp :
+       {Params(0, 0, 1, 0), Params(1, 0, 1, 0), Params(0.8f, 0, 1, 0), Params(1.2f, 7, 1, 0),
+        Params(0.7f, 0, 0.8f, 0), Params(1, 0, 1, 0.05f), Params(0.9f, 20, 0.9f, 0.02f),
+        Params(1.5f, 3000, 0.95f, 0)}) {
+    CheckDeviceDraws(*gpu, *model, sp, 1000);
+  }
+}
+
+// Few rows a step: each row split over several blocks of one cooperative grid (greedy rows
+// too, which must still reach every grid sync).
+TEST_F(CudaBackendTest, DeviceSamplingSplitRowsDrawFromTheHostSamplersDistribution) {
+  auto model = Load("tiny-llama");
+  ASSERT_TRUE(model);
+  auto gpu = Gpu(*model, 16);
+  ASSERT_TRUE(gpu && gpu->CanSample());
+  for (const SamplingParams& sp : {Params(0, 0, 1, 0), Params(0.8f, 0, 1, 0),
+                                   Params(0.9f, 20, 0.9f, 0.02f), Params(1.5f, 3000, 0.95f, 0)}) {
+    CheckDeviceDraws(*gpu, *model, sp, 4);
+  }
+  CheckDeviceDraws(*gpu, *model, Params(0.7f, 0, 0.8f, 0), 1);
 }
 
 TEST_F(CudaBackendTest, RejectsBadBatches) {

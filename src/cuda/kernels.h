@@ -172,8 +172,11 @@ struct DeviceSampling {
   double u = 0.0;
 };
 // out[i] = the token drawn from logits row params[i].row ([*, vocab] f32, device memory).
+// `scratch` (SampleScratchBytes(), device memory) lets few rows be split over several blocks;
+// null: one block per row.
+size_t SampleScratchBytes();
 void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params, int num_rows,
-                      int32_t* out, cudaStream_t stream);
+                      int32_t* out, void* scratch, cudaStream_t stream);
 
 // Weight generation for benchmarks: uniform in [-scale, scale] from a counter hash.
 void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed, cudaStream_t stream);

@@ -6,11 +6,21 @@
 // seed gives the same sequence of draws on every device).
 //
 // Thresholds are found by radix selection over the logits' order-preserving 32-bit keys (four
-// passes of 8 bits, histograms in shared memory), never by sorting the vocabulary. Two
+// passes of 8 bits, histograms in shared memory), never by sorting the vocabulary.
+//
+// A row is split over S blocks when there are few rows (S = SMs / rows, up to 32): one block
+// scanning a 128K vocabulary about eight times is instruction-bound on one SM (~0.47 ms a row
+// on an H200). The blocks of a row run as one cooperative grid: each reduction (max, sums,
+// histograms, the draw's masses) is a per-block partial in global memory, a grid sync, and
+// the S partials combined in block order by every block, so all blocks take the same
+// decisions and the result does not depend on timing. Two
 // departures from the host sampler, both at exact float ties only: top-p keeps every token
 // equal to the cut value (the host keeps ties in id order until the mass is reached), and the
 // draw walks kept tokens in id order (the host walks its candidate order); the distribution
 // drawn from is the same.
+#include <cooperative_groups.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -82,11 +92,76 @@ __device__ void BlockArgMax(float v, int id, BlockScratch& s, float* best_v, int
   *best_id = bi;
 }
 
+constexpr int kMaxSplit = 32;
+
+// Where a row's blocks meet: partials indexed by grid block, double-buffered so that a pass
+// can write its partials while no block still reads the previous pass's.
+struct SamplePartials {
+  float* hist;   // [2][grid][kBins]
+  double* sum;   // [2][grid]
+  float* max_v;  // [grid]
+  int* max_id;   // [grid]
+};
+
+// This block's share of its row.
+struct RowSlice {
+  int split;   // S: blocks per row
+  int part;    // this block's index within the row
+  int first;   // grid index of the row's first block
+  int lo, hi;  // vocabulary range of this block
+  SamplePartials g;
+  int buf = 0;  // alternates between the two partial buffers
+};
+
+__device__ void RowSync() { cooperative_groups::this_grid().sync(); }
+
+// Max value over the row; ties by lowest id. Every thread gets both.
+__device__ void RowArgMax(float v, int id, BlockScratch& s, RowSlice& rs, float* best_v,
+                          int* best_id) {
+  BlockArgMax(v, id, s, best_v, best_id);
+  if (rs.split == 1) return;
+  if (threadIdx.x == 0) {
+    rs.g.max_v[blockIdx.x] = *best_v;
+    rs.g.max_id[blockIdx.x] = *best_id;
+  }
+  RowSync();
+  float bv = -INFINITY;
+  int bi = 0x7fffffff;
+  for (int p = 0; p < rs.split; ++p) {
+    const float pv = __ldcg(rs.g.max_v + rs.first + p);
+    const int pi = __ldcg(rs.g.max_id + rs.first + p);
+    if (pv > bv || (pv == bv && pi < bi)) {
+      bv = pv;
+      bi = pi;
+    }
+  }
+  *best_v = bv;
+  *best_id = bi == 0x7fffffff ? 0 : bi;
+}
+
+// Sum over the row (per-block sums combined in block order). With `offset`, also this block's
+// exclusive prefix (the mass of the row's earlier blocks).
+__device__ double RowSumD(double v, BlockScratch& s, RowSlice& rs, double* offset = nullptr) {
+  v = BlockSumD(v, s);
+  if (offset) *offset = 0;
+  if (rs.split == 1) return v;
+  double* sums = rs.g.sum + rs.buf * gridDim.x;
+  rs.buf ^= 1;
+  if (threadIdx.x == 0) sums[blockIdx.x] = v;
+  RowSync();
+  double total = 0;
+  for (int p = 0; p < rs.split; ++p) {
+    if (p == rs.part && offset) *offset = total;
+    total += __ldcg(sums + rs.first + p);
+  }
+  return total;
+}
+
 // The largest key t such that the weight of kept tokens with key > t is below `target` and
 // with key >= t reaches it (count weights: the target-th largest). found = 0 when the kept
 // weight never reaches the target. `weight(i, v)` is the token's weight (0 = not kept).
 template <typename Weight>
-__device__ uint32_t RadixSelect(const float* v, int vocab, double target, Weight weight,
+__device__ uint32_t RadixSelect(const float* v, RowSlice& rs, double target, Weight weight,
                                 BlockScratch& s, bool* found) {
   if (threadIdx.x == 0) {
     s.prefix = 0;
@@ -100,7 +175,7 @@ __device__ uint32_t RadixSelect(const float* v, int vocab, double target, Weight
     for (int b = threadIdx.x; b < kThreads / 32 * kBins; b += kThreads) (&s.wbin[0][0])[b] = 0.0f;
     __syncthreads();
     const uint32_t prefix = s.prefix;
-    for (int i = threadIdx.x; i < vocab; i += kThreads) {
+    for (int i = rs.lo + threadIdx.x; i < rs.hi; i += kThreads) {
       const float x = v[i];
       const float w = weight(i, x);
       if (w <= 0.0f) continue;
@@ -109,10 +184,23 @@ __device__ uint32_t RadixSelect(const float* v, int vocab, double target, Weight
       atomicAdd(&my_bins[(key >> shift) & 0xff], w);
     }
     __syncthreads();
+    float* hist = rs.g.hist + static_cast<size_t>(rs.buf) * gridDim.x * kBins;
     for (int b = threadIdx.x; b < kBins; b += kThreads) {
       float sum = 0.0f;
       for (int w = 0; w < kThreads / 32; ++w) sum += s.wbin[w][b];
       s.fbin[b] = sum;
+      if (rs.split > 1) hist[static_cast<size_t>(blockIdx.x) * kBins + b] = sum;
+    }
+    if (rs.split > 1) {
+      rs.buf ^= 1;
+      RowSync();
+      for (int b = threadIdx.x; b < kBins; b += kThreads) {
+        float sum = 0.0f;
+        for (int p = 0; p < rs.split; ++p) {
+          sum += __ldcg(hist + static_cast<size_t>(rs.first + p) * kBins + b);
+        }
+        s.fbin[b] = sum;
+      }
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -130,7 +218,7 @@ __device__ uint32_t RadixSelect(const float* v, int vocab, double target, Weight
       s.prefix = prefix | (static_cast<uint32_t>(d) << shift);
     }
     __syncthreads();
-    if (!s.found) break;
+    if (!s.found && rs.split == 1) break;  // split rows keep every block's syncs in step
   }
   __syncthreads();
   *found = s.found != 0;
@@ -138,17 +226,29 @@ __device__ uint32_t RadixSelect(const float* v, int vocab, double target, Weight
 }
 
 __global__ void __launch_bounds__(kThreads)
-    SampleRowsKernel(const float* logits, int vocab, const DeviceSampling* params, int32_t* out) {
+    SampleRowsKernel(const float* logits, int vocab, const DeviceSampling* params, int32_t* out,
+                     int split, SamplePartials partials) {
   __shared__ BlockScratch s;
-  const DeviceSampling p = params[blockIdx.x];
+  RowSlice rs;
+  rs.split = split;
+  rs.part = blockIdx.x % split;
+  rs.first = blockIdx.x - rs.part;
+  const int per_block = (vocab + split - 1) / split;
+  rs.lo = min(vocab, rs.part * per_block);
+  rs.hi = min(vocab, rs.lo + per_block);
+  rs.g = partials;
+  const int r = blockIdx.x / split;
+  const DeviceSampling p = params[r];
   const float* row = logits + static_cast<size_t>(p.row) * vocab;
+  // Split rows never return early: every block must reach every grid sync.
+  const bool coop = split > 1;
 
   // Greedy, and the max for every other path.
   // Divided, not multiplied by the reciprocal: the host sampler's rounding.
   const bool scale = p.temperature > 0.0f && p.temperature != 1.0f;
   float best = -INFINITY;
-  int best_id = 0;
-  for (int i = threadIdx.x; i < vocab; i += kThreads) {
+  int best_id = rs.lo;
+  for (int i = rs.lo + threadIdx.x; i < rs.hi; i += kThreads) {
     float x = row[i];
     if (isnan(x)) x = -INFINITY;
     if (scale) x /= p.temperature;
@@ -159,9 +259,10 @@ __global__ void __launch_bounds__(kThreads)
   }
   float max_v;
   int max_id;
-  BlockArgMax(best, best_id, s, &max_v, &max_id);
-  if (p.temperature <= 0.0f || max_v == -INFINITY || max_v == INFINITY) {
-    if (threadIdx.x == 0) out[blockIdx.x] = max_id;
+  RowArgMax(best, best_id, s, rs, &max_v, &max_id);
+  const bool greedy = p.temperature <= 0.0f || max_v == -INFINITY || max_v == INFINITY;
+  if (greedy && !coop) {
+    if (threadIdx.x == 0) out[r] = max_id;
     return;
   }
   auto value = [&](int i) {
@@ -172,26 +273,28 @@ __global__ void __launch_bounds__(kThreads)
 
   // top-k: the k-th largest finite value (ties at it stay).
   float kth = -INFINITY;
-  if (p.top_k > 0 && p.top_k < vocab) {
+  const bool use_top_k = !greedy && p.top_k > 0 && p.top_k < vocab;
+  if (use_top_k || coop) {
     bool found = false;
     const uint32_t key = RadixSelect(
-        row, vocab, static_cast<double>(p.top_k),
-        [&](int i, float) { return value(i) > -INFINITY ? 1.0f : 0.0f; }, s, &found);
+        row, rs, static_cast<double>(p.top_k),
+        [&](int i, float) { return use_top_k && value(i) > -INFINITY ? 1.0f : 0.0f; }, s, &found);
     // The selection ran over raw logits: temperature > 0 preserves order, so the k-th key is
     // the k-th token; its scaled value is the threshold.
-    if (found) {
+    if (found && use_top_k) {
       const uint32_t u = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
       const float raw = __uint_as_float(u);
       kth = scale ? raw / p.temperature : raw;
     }
   }
   auto topk_weight = [&](int i) {
+    if (greedy) return 0.0f;
     const float x = value(i);
     return (x > -INFINITY && x >= kth) ? __expf(x - max_v) : 0.0f;
   };
   double total = 0;
-  for (int i = threadIdx.x; i < vocab; i += kThreads) total += topk_weight(i);
-  total = BlockSumD(total, s);
+  for (int i = rs.lo + threadIdx.x; i < rs.hi; i += kThreads) total += topk_weight(i);
+  total = RowSumD(total, s, rs);
   auto kept_weight = [&](int i) {
     const float w = topk_weight(i);
     return w >= p.min_p ? w : 0.0f;
@@ -200,12 +303,13 @@ __global__ void __launch_bounds__(kThreads)
   // top-p: the cut key over the weights that survive top-k and min-p.
   bool has_cut = false;
   uint32_t cut = 0;
-  if (p.top_p < 1.0f) {
+  const bool use_top_p = !greedy && p.top_p < 1.0f;
+  if (use_top_p || coop) {
     bool found = false;
     cut = RadixSelect(
-        row, vocab, static_cast<double>(p.top_p) * total,
-        [&](int i, float) { return kept_weight(i); }, s, &found);
-    has_cut = found;
+        row, rs, static_cast<double>(p.top_p) * total,
+        [&](int i, float) { return use_top_p ? kept_weight(i) : 0.0f; }, s, &found);
+    has_cut = found && use_top_p;
   }
   auto final_weight = [&](int i) {
     const float w = kept_weight(i);
@@ -214,10 +318,10 @@ __global__ void __launch_bounds__(kThreads)
   };
 
   // Draw: contiguous id ranges per thread, an exclusive scan of their masses, and the thread
-  // whose range holds u x mass walks it.
-  const int per = (vocab + kThreads - 1) / kThreads;
-  const int begin = min(vocab, threadIdx.x * per);
-  const int end = min(vocab, begin + per);
+  // whose range holds u x mass walks it (in the block whose share of the row holds it).
+  const int per = (rs.hi - rs.lo + kThreads - 1) / kThreads;
+  const int begin = min(rs.hi, rs.lo + threadIdx.x * per);
+  const int end = min(rs.hi, begin + per);
   double mine = 0;
   for (int i = begin; i < end; ++i) mine += final_weight(i);
   __shared__ double scan[kThreads];
@@ -229,8 +333,40 @@ __global__ void __launch_bounds__(kThreads)
     scan[threadIdx.x] += add;
     __syncthreads();
   }
-  const double sum = scan[kThreads - 1];
-  const double x = p.u * sum;
+  const double block_mass = scan[kThreads - 1];
+  double block_before = 0;
+  double sum = block_mass;
+  bool chooser = true;
+  if (coop) {
+    // The row's mass by blocks; the block holding u x mass draws (the last block with mass
+    // when rounding puts the point at the very end).
+    double* sums = rs.g.sum + rs.buf * gridDim.x;
+    if (threadIdx.x == 0) sums[blockIdx.x] = block_mass;
+    RowSync();
+    sum = 0;
+    int holder = -1, last_nonzero = -1;
+    for (int q = 0; q < rs.split; ++q) sum += __ldcg(sums + rs.first + q);
+    const double point = p.u * sum;
+    double acc = 0;
+    for (int q = 0; q < rs.split; ++q) {
+      const double m = __ldcg(sums + rs.first + q);
+      if (m > 0) {
+        last_nonzero = q;
+        if (holder < 0 && point < acc + m) holder = q;
+      }
+      if (q == rs.part) block_before = acc;
+      acc += m;
+    }
+    if (holder < 0) holder = last_nonzero;
+    chooser = holder == rs.part || (holder < 0 && rs.part == 0);
+    if (greedy) chooser = rs.part == 0;
+  }
+  if (!chooser) return;
+  if (greedy) {
+    if (threadIdx.x == 0) out[r] = max_id;
+    return;
+  }
+  const double x = p.u * sum - block_before;
   const double before = scan[threadIdx.x] - mine;
   if (threadIdx.x == 0) s.found = -1;
   __syncthreads();
@@ -250,15 +386,57 @@ __global__ void __launch_bounds__(kThreads)
     s.found = pick >= 0 ? pick : last;
   }
   __syncthreads();
-  if (threadIdx.x == 0) out[blockIdx.x] = s.found >= 0 ? s.found : max_id;
+  if (threadIdx.x == 0) out[r] = s.found >= 0 ? s.found : max_id;
 }
 
 }  // namespace
 
+size_t SampleScratchBytes() {
+  // Partials for a grid of up to kGrid split blocks (rows x S never exceeds the SM count).
+  constexpr size_t kGrid = 1024;
+  return kGrid * (2 * kBins * sizeof(float) + 2 * sizeof(double) + sizeof(float) + sizeof(int));
+}
+
 void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params, int num_rows,
-                      int32_t* out, cudaStream_t stream) {
+                      int32_t* out, void* scratch, cudaStream_t stream) {
   if (num_rows <= 0) return;
-  SampleRowsKernel<<<num_rows, kThreads, 0, stream>>>(logits, vocab, params, out);
+  // Blocks per row: as many as keep every block of the grid resident at once (a cooperative
+  // launch needs that), at most kMaxSplit.
+  static const int capacity = [] {
+    int device = 0, sms = 0, per_sm = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    int coop = 0;
+    cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, SampleRowsKernel, kThreads, 0);
+    return coop ? std::min(sms, sms * per_sm) : 0;
+  }();
+  int split = scratch != nullptr && capacity > 0 ? std::min(kMaxSplit, capacity / num_rows) : 1;
+  split = std::min(split, vocab / kThreads);  // at least a token per thread
+  if (split < 2) split = 1;
+  constexpr size_t kGrid = 1024;
+  SamplePartials partials{};
+  if (split > 1) {
+    auto* base = static_cast<unsigned char*>(scratch);
+    partials.hist = reinterpret_cast<float*>(base);
+    partials.sum = reinterpret_cast<double*>(base + kGrid * 2 * kBins * sizeof(float));
+    partials.max_v = reinterpret_cast<float*>(partials.sum + 2 * kGrid);
+    partials.max_id = reinterpret_cast<int*>(partials.max_v + kGrid);
+    void* args[] = {const_cast<float**>(&logits),
+                    &vocab,
+                    const_cast<DeviceSampling**>(&params),
+                    &out,
+                    &split,
+                    &partials};
+    if (cudaLaunchCooperativeKernel(reinterpret_cast<void*>(SampleRowsKernel),
+                                    dim3(num_rows * split), dim3(kThreads), args, 0,
+                                    stream) == cudaSuccess) {
+      return;
+    }
+    cudaGetLastError();  // not launched: one block per row then
+    split = 1;
+  }
+  SampleRowsKernel<<<num_rows, kThreads, 0, stream>>>(logits, vocab, params, out, 1, partials);
 }
 
 }  // namespace jisu::cuda
