@@ -55,6 +55,13 @@ using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t num_rows, co
 // The AVX-512 VNNI kernel for kind (kWQ4_0, kWQ8_0), or nullptr (other kinds, not compiled in,
 // or not on this CPU).
 GemvFn Avx512VnniGemv(WeightKind kind);
+// The AVX2 kernel (pmaddubsw; matmul_gemv_avx2.cc), or nullptr as above.
+GemvFn Avx2Gemv(WeightKind kind);
+
+// The GEMV that goes with an ISA's float kernels on this CPU: AVX-512 VNNI, else AVX2 (also
+// under AVX-512 without VNNI), else nullptr (scalar: the dot kernels decode). *name, when
+// given, is set to the kernel's name for `jisu info`.
+GemvFn GemvFor(Isa isa, WeightKind kind, const char** name = nullptr);
 // The same arithmetic in portable code (tests compare the two).
 void GemvPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, int64_t num_rows,
                   const GemvActs& acts, float* y);
