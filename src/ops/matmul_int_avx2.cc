@@ -158,6 +158,9 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
             acc[t][0] = _mm256_add_epi16(acc[t][0], _mm256_maddubs_epi16(wa0, av));
             acc[t][1] = _mm256_add_epi16(acc[t][1], _mm256_maddubs_epi16(wa1, av));
           }
+          // Keeps the running sums in registers: GCC otherwise reassociates the adds, computes
+          // all 8 groups' products first and spills them to the stack.
+          asm("" : "+x"(acc[t][0]), "+x"(acc[t][1]));
         }
       }
       const float* dwp =
