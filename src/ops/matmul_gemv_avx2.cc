@@ -1,11 +1,12 @@
-// AVX2 decode GEMV for Q4_0 / Q8_0 weights (no VNNI: pmaddubsw + pmaddwd). Reads the same
+// AVX2 decode GEMV for Q4_0 / Q8_0 / Q4_1 weights (no VNNI: pmaddubsw + pmaddwd). Reads the same
 // prepared activations as the AVX-512 kernel (matmul_gemv.h), a block pair per step and four
 // rows per pass sharing each activation load.
 //   - Q4_0: the two blocks' 16 packed bytes side by side in one ymm; the low nibbles meet the
 //     first 32 bytes of the pair's q4 chunks, the high nibbles the next 32, and the two
 //     pmaddubsw results add in int16 (2 * 2 * 15 * 127 fits). pmaddwd gives int32 lanes
 //     [block b x4 | block b+1 x4], the zero point is one add of the lanes' offsets, and the
-//     lane scales are the pair's two f16 scales spread by one permute.
+//     lane scales are the pair's two f16 scales spread by one permute. Q4_1 likewise, with
+//     the minimum's term in place of the zero point.
 //   - Q8_0: signed weights, so the sign trick |w| x sign(a, w) (no zero point); the two blocks'
 //     pmaddwd results are folded by one phaddd into lanes [b b b+1 b+1 | b b b+1 b+1].
 // Per row and block pair: one int -> float conversion, one multiply and one FMA.
@@ -39,9 +40,14 @@ JISU_GEMV2_INLINE float HorizontalSum(__m256 v) {
 // Bytes ahead of the current block at which the rows are prefetched.
 constexpr int kPrefetchBytes = 512;
 
-template <int R>
+// Q4_0 (zero point 8) and Q4_1 (no zero point; the block minimum m times the block's
+// activation sum, lane-wise: m * d_a * (lane sum), with the lane sums read back from the
+// Q4_0 offsets, -8 * sum).
+template <WeightKind K, int R>
 JISU_GEMV2_INLINE void RowsQ4(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
-  constexpr size_t kBB = IntBlockBytes(kWQ4_0);
+  constexpr size_t kBB = IntBlockBytes(K);
+  constexpr bool kMin = K == kWQ4_1;
+  constexpr size_t kQs = kMin ? 4 : 2;
   const int64_t nb = a.blocks;
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
@@ -58,17 +64,21 @@ JISU_GEMV2_INLINE void RowsQ4(const uint8_t* row0, size_t row_bytes, const GemvA
         _mm256_add_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(a.off4 + p * 16)),
                          _mm256_load_si256(reinterpret_cast<const __m256i*>(a.off4 + p * 16 + 8)));
     const __m256 da = _mm256_load_ps(a.da4 + p * 16);  // [d_b x4 | d_b+1 x4]
+    __m256 dsum = _mm256_setzero_ps();
+    if constexpr (kMin) dsum = _mm256_mul_ps(da, _mm256_cvtepi32_ps(_mm256_srai_epi32(off, 3)));
     for (int r = 0; r < R; ++r) {
       const uint8_t* blk = row0 + r * row_bytes + b * kBB;
       _mm_prefetch(reinterpret_cast<const char*>(blk + kPrefetchBytes), _MM_HINT_T0);
-      const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+      const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQs));
       uint32_t h = Load16(blk);
+      uint32_t hm = kMin ? Load16(blk + 2) : 0;
       __m256i v;
       if (full) {
         v = _mm256_inserti128_si256(
             _mm256_castsi128_si256(q0),
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kBB + 2)), 1);
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kBB + kQs)), 1);
         h |= Load16(blk + kBB) << 16;
+        if constexpr (kMin) hm |= Load16(blk + kBB + 2) << 16;
       } else {
         v = _mm256_zextsi128_si256(q0);  // the missing block meets zero activations
       }
@@ -76,11 +86,18 @@ JISU_GEMV2_INLINE void RowsQ4(const uint8_t* row0, size_t row_bytes, const GemvA
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
       const __m256i s16 =
           _mm256_add_epi16(_mm256_maddubs_epi16(lo, alo), _mm256_maddubs_epi16(hi, ahi));
-      const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(s16, ones), off);
+      __m256i isum = _mm256_madd_epi16(s16, ones);
+      if constexpr (!kMin) isum = _mm256_add_epi32(isum, off);
       const __m256 d2 =
           _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h))));
       const __m256 dw = _mm256_permutevar8x32_ps(d2, sel);
       acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, da), acc[r]);
+      if constexpr (kMin) {
+        // dsum holds d_a * (-8 * lane sum) / 8 = -d_a * lane sum, so subtract.
+        const __m256 m2 =
+            _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(hm))));
+        acc[r] = _mm256_fnmadd_ps(_mm256_permutevar8x32_ps(m2, sel), dsum, acc[r]);
+      }
     }
   }
   for (int r = 0; r < R; ++r) y[r] = HorizontalSum(acc[r]);
@@ -127,8 +144,8 @@ JISU_GEMV2_INLINE void RowsQ8(const uint8_t* row0, size_t row_bytes, const GemvA
 
 template <WeightKind K, int R>
 JISU_GEMV2_INLINE void Rows(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
-  if constexpr (K == kWQ4_0) {
-    RowsQ4<R>(row0, row_bytes, a, y);
+  if constexpr (K == kWQ4_0 || K == kWQ4_1) {
+    RowsQ4<K, R>(row0, row_bytes, a, y);
   } else {
     RowsQ8<R>(row0, row_bytes, a, y);
   }
@@ -151,6 +168,7 @@ GemvFn Avx2Gemv(WeightKind kind) {
   if (!ok) return nullptr;
   if (kind == kWQ4_0) return Gemv<kWQ4_0>;
   if (kind == kWQ8_0) return Gemv<kWQ8_0>;
+  if (kind == kWQ4_1) return Gemv<kWQ4_1>;
   return nullptr;
 }
 
