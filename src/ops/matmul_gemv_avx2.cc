@@ -37,8 +37,21 @@ JISU_GEMV2_INLINE float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 
-// Bytes ahead of the current block at which the rows are prefetched.
-constexpr int kPrefetchBytes = 512;
+constexpr int kRowsPerPass = 4;
+
+// The hardware prefetcher follows one sequential stream well but not R interleaved rows here
+// (Zen 3 VM, 5632 x 2048 q4_0 from DRAM, 1 thread: 4 rows per pass ran at ~0.6x the rate of
+// 1 row per pass), so each pass prefetches the next R-row group (contiguous) in step with its
+// own progress: pair p of R rows covers R * 2 block bytes of the current group, and the same
+// share of the next group is requested. That made 4 rows per pass the faster one again.
+template <WeightKind K, int R>
+JISU_GEMV2_INLINE void PrefetchNext(const uint8_t* row0, size_t row_bytes, int64_t p) {
+  constexpr int kStep = R * 2 * static_cast<int>(IntBlockBytes(K));
+  const uint8_t* next = row0 + R * row_bytes + p * kStep;
+  for (int l = 0; l < (kStep + 63) / 64 + 1; ++l) {
+    _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T0);
+  }
+}
 
 // Q4_0 (zero point 8) and Q4_1 (no zero point; the block minimum m times the block's
 // activation sum, lane-wise: m * d_a * (lane sum), with the lane sums read back from the
@@ -55,6 +68,7 @@ JISU_GEMV2_INLINE void RowsQ4(const uint8_t* row0, size_t row_bytes, const GemvA
   __m256 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (int64_t p = 0; p < a.pairs; ++p) {
+    PrefetchNext<K, R>(row0, row_bytes, p);
     const int64_t b = 2 * p;
     const bool full = b + 1 < nb;
     const __m256i alo = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q4 + p * 64));
@@ -68,7 +82,6 @@ JISU_GEMV2_INLINE void RowsQ4(const uint8_t* row0, size_t row_bytes, const GemvA
     if constexpr (kMin) dsum = _mm256_mul_ps(da, _mm256_cvtepi32_ps(_mm256_srai_epi32(off, 3)));
     for (int r = 0; r < R; ++r) {
       const uint8_t* blk = row0 + r * row_bytes + b * kBB;
-      _mm_prefetch(reinterpret_cast<const char*>(blk + kPrefetchBytes), _MM_HINT_T0);
       const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQs));
       uint32_t h = Load16(blk);
       uint32_t hm = kMin ? Load16(blk + 2) : 0;
@@ -111,6 +124,7 @@ JISU_GEMV2_INLINE void RowsQ8(const uint8_t* row0, size_t row_bytes, const GemvA
   __m256 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (int64_t p = 0; p < a.pairs; ++p) {
+    PrefetchNext<kWQ8_0, R>(row0, row_bytes, p);
     const int64_t b = 2 * p;
     const bool full = b + 1 < nb;
     const __m256i a0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.qn + p * 64));
@@ -121,7 +135,6 @@ JISU_GEMV2_INLINE void RowsQ8(const uint8_t* row0, size_t row_bytes, const GemvA
     const __m256 da = _mm256_set_m128(dpair, dpair);
     for (int r = 0; r < R; ++r) {
       const uint8_t* blk = row0 + r * row_bytes + b * kBB;
-      _mm_prefetch(reinterpret_cast<const char*>(blk + kPrefetchBytes), _MM_HINT_T0);
       const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
       const __m256i m0 = _mm256_madd_epi16(
           _mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(a0, w0)), ones);
@@ -155,8 +168,8 @@ template <WeightKind K>
 JISU_GEMV2 void Gemv(const uint8_t* w, size_t row_bytes, int64_t num_rows, const GemvActs& a,
                      float* y) {
   int64_t r = 0;
-  for (; r + 4 <= num_rows; r += 4) {
-    Rows<K, 4>(w + static_cast<size_t>(r) * row_bytes, row_bytes, a, y + r);
+  for (; r + kRowsPerPass <= num_rows; r += kRowsPerPass) {
+    Rows<K, kRowsPerPass>(w + static_cast<size_t>(r) * row_bytes, row_bytes, a, y + r);
   }
   for (; r < num_rows; ++r) Rows<K, 1>(w + static_cast<size_t>(r) * row_bytes, row_bytes, a, y + r);
 }
