@@ -162,10 +162,12 @@ TEST(ElementwiseTest, SiluMulBothPathsVsDouble) {
   elementwise_internal::SiluMulPortable(portable.data(), up.data(), 1001);
   ExpectClose(portable, want, 1e-6, 1e-30, "silu_mul portable");
   std::vector<float> gate2 = gate;
-  if (elementwise_internal::SiluMulAvx2(gate2.data(), up.data(), 1001)) {
-    ExpectClose(gate2, want, 1e-6, 1e-30, "silu_mul avx2");
+  const bool avx2 = elementwise_internal::SiluMulAvx2(gate2.data(), up.data(), 1001);
+  if (avx2) ExpectClose(gate2, want, 1e-6, 1e-30, "silu_mul avx2");
+  if (!elementwise_internal::SiluMulAvx512(gate.data(), up.data(), 1001)) {
+    if (!avx2) GTEST_SKIP() << "no vector SiLU here";
+    return;
   }
-  if (!elementwise_internal::SiluMulAvx512(gate.data(), up.data(), 1001)) GTEST_SKIP();
   ExpectClose(gate, want, 1e-6, 1e-30, "silu_mul avx512");
 }
 
