@@ -82,6 +82,9 @@ void QuantizeRowsScalar(const float* x, int64_t x_stride, int64_t t0, int64_t t1
                         const ActQuantRows& out);
 bool QuantizeRowsAvx512(const float* x, int64_t x_stride, int64_t t0, int64_t t1,
                         const ActQuantRows& out);
+// The same for AVX2 (false where not compiled in or the CPU lacks AVX2).
+bool QuantizeRowsAvx2(const float* x, int64_t x_stride, int64_t t0, int64_t t1,
+                      const ActQuantRows& out);
 
 }  // namespace act_quant_internal
 }  // namespace jisu

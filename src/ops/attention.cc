@@ -52,6 +52,10 @@ void AttendPaged(const float* q, int64_t group, int64_t head_dim, float scale,
                                             score_stride, out)) {
     return;
   }
+  if (attention_internal::AttendPagedAvx2(q, group, head_dim, scale, kv, first, last, scores,
+                                          score_stride, out)) {
+    return;
+  }
   attention_internal::AttendPagedPortable(q, group, head_dim, scale, kv, first, last, scores,
                                           score_stride, out);
 }

@@ -19,8 +19,8 @@ struct PagedKvHead {
 
 // q: `group` query heads of head_dim floats, contiguous; out: same shape. scores: scratch of
 // at least group * score_stride floats, score_stride >= last - first + 1. Single-threaded
-// (the caller parallelizes over tokens and KV heads). Uses AVX-512 where present and head_dim
-// is 32, 64, 96 or 128; elsewhere the portable loops.
+// (the caller parallelizes over tokens and KV heads). Uses AVX-512 (else AVX2) where present
+// and head_dim is 32, 64, 96 or 128; elsewhere the portable loops.
 void AttendPaged(const float* q, int64_t group, int64_t head_dim, float scale,
                  const PagedKvHead& kv, int64_t first, int64_t last, float* scores,
                  int64_t score_stride, float* out);
@@ -34,6 +34,10 @@ void AttendPagedPortable(const float* q, int64_t group, int64_t head_dim, float 
 bool AttendPagedAvx512(const float* q, int64_t group, int64_t head_dim, float scale,
                        const PagedKvHead& kv, int64_t first, int64_t last, float* scores,
                        int64_t score_stride, float* out);
+// The same for AVX2 (head_dim 32, 64, 96, 128).
+bool AttendPagedAvx2(const float* q, int64_t group, int64_t head_dim, float scale,
+                     const PagedKvHead& kv, int64_t first, int64_t last, float* scores,
+                     int64_t score_stride, float* out);
 }  // namespace attention_internal
 
 }  // namespace jisu

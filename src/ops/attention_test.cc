@@ -1,4 +1,4 @@
-// Paged attention (ops/attention.h): the AVX-512 kernel and the portable loops against a
+// Paged attention (ops/attention.h): the AVX-512 and AVX2 kernels and the portable loops against a
 // double-precision softmax-weighted sum, over scattered block tables, windows that start and
 // end mid-block, every supported head size and one the vector kernel declines.
 #include "ops/attention.h"
@@ -82,15 +82,21 @@ TEST(AttentionTest, KernelsMatchDoubleReference) {
         attention_internal::AttendPagedAvx512(q.data(), c.group, c.head_dim, scale, kv, c.first,
                                               c.last, scores.data(), stride, vec.data());
     vector_runs += ran;
+    std::vector<float> vec2(c.group * c.head_dim);
+    const bool ran2 =
+        attention_internal::AttendPagedAvx2(q.data(), c.group, c.head_dim, scale, kv, c.first,
+                                            c.last, scores.data(), stride, vec2.data());
+    vector_runs += ran2;
     // Outputs are convex combinations of N(0,1) values: float summation and exp rounding stay
     // far below 1e-5.
     for (size_t i = 0; i < ref.size(); ++i) {
       ASSERT_NEAR(portable[i], ref[i], 1e-5) << "portable, head_dim " << c.head_dim << " i " << i;
       if (ran) ASSERT_NEAR(vec[i], ref[i], 1e-5) << "avx512, head_dim " << c.head_dim << " i " << i;
+      if (ran2) ASSERT_NEAR(vec2[i], ref[i], 1e-5) << "avx2, head_dim " << c.head_dim << " i " << i;
     }
-    if (c.head_dim == 48) EXPECT_FALSE(ran) << "head_dim 48 has no vector kernel";
+    if (c.head_dim == 48) EXPECT_FALSE(ran || ran2) << "head_dim 48 has no vector kernel";
   }
-  if (vector_runs == 0) GTEST_SKIP() << "AVX-512 kernel not available here";
+  if (vector_runs == 0) GTEST_SKIP() << "no vector kernel available here";
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ void RmsNorm(const float* x, const float* weight, float eps, int64_t n, float* o
 
 void SiluMul(float* gate, const float* up, int64_t n) {
   if (elementwise_internal::SiluMulAvx512(gate, up, n)) return;
+  if (elementwise_internal::SiluMulAvx2(gate, up, n)) return;
   elementwise_internal::SiluMulPortable(gate, up, n);
 }
 

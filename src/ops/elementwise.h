@@ -14,6 +14,7 @@ void SiluMul(float* gate, const float* up, int64_t n);
 namespace elementwise_internal {
 // SiluMul on AVX-512 (vector exp, ~2 ulp; false where unavailable) and the portable loop.
 bool SiluMulAvx512(float* gate, const float* up, int64_t n);
+bool SiluMulAvx2(float* gate, const float* up, int64_t n);  // the same on AVX2
 void SiluMulPortable(float* gate, const float* up, int64_t n);
 }  // namespace elementwise_internal
 

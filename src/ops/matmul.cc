@@ -471,9 +471,8 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   s.p = &p;
   const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
   int64_t token_granule = p.ks->mr;
-  if (num_tokens == 1 && matmul_internal::IsIntKind(*kind) &&
-      p.ks->isa == matmul_internal::Isa::kAvx512 && matmul_internal::UseIntGemv() &&
-      (p.gemv = matmul_internal::Avx512VnniGemv(*kind)) != nullptr) {
+  if (num_tokens == 1 && matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntGemv() &&
+      (p.gemv = matmul_internal::GemvFor(p.ks->isa, *kind)) != nullptr) {
     // Decode: quantize the row once, rearrange it for the GEMV, split rows over the pool.
     const QuantizedActs qa = t_act_quant.Quantize(x, x_stride, 1, w.cols);
     p.gacts = t_gemv_acts.Prepare(qa, 0);

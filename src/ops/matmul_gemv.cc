@@ -63,6 +63,18 @@ GemvActs GemvActBuffer::Prepare(const QuantizedActs& a, int64_t t) {
   return GemvActs{nb, pairs, q4, off4, da4, qn, off8, dan};
 }
 
+GemvFn GemvFor(Isa isa, WeightKind kind, const char** name) {
+  GemvFn f = nullptr;
+  const char* n = nullptr;
+  if (isa == Isa::kAvx512 && (f = Avx512VnniGemv(kind)) != nullptr) {
+    n = "avx512-vnni-int8 gemv";
+  } else if ((isa == Isa::kAvx512 || isa == Isa::kAvx2) && (f = Avx2Gemv(kind)) != nullptr) {
+    n = "avx2-int8 gemv";
+  }
+  if (name != nullptr) *name = n;
+  return f;
+}
+
 void GemvPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, int64_t num_rows,
                   const GemvActs& acts, float* y) {
   const bool q4 = kind == kWQ4_0;

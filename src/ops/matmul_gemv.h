@@ -1,4 +1,5 @@
-// Internal to src/ops: the batch-1 (decode) integer GEMV for Q4_0 and Q8_0 weights.
+// Internal to src/ops: the batch-1 (decode) integer GEMV for Q4_0 and Q8_0 weights (and Q4_1
+// on AVX2).
 //
 // The activation row is quantized to int8 blocks of 32 once per MatMul (act_quant.h), then
 // rearranged once more (GemvActs) so that the kernel's inner loop needs no shuffles:
@@ -55,6 +56,14 @@ using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t num_rows, co
 // The AVX-512 VNNI kernel for kind (kWQ4_0, kWQ8_0), or nullptr (other kinds, not compiled in,
 // or not on this CPU).
 GemvFn Avx512VnniGemv(WeightKind kind);
+// The AVX2 kernel (pmaddubsw; matmul_gemv_avx2.cc) for kWQ4_0, kWQ8_0 and kWQ4_1 (read through
+// the Q4_0 arrays), or nullptr as above.
+GemvFn Avx2Gemv(WeightKind kind);
+
+// The GEMV that goes with an ISA's float kernels on this CPU: AVX-512 VNNI, else AVX2 (also
+// under AVX-512 without VNNI), else nullptr (scalar: the dot kernels decode). *name, when
+// given, is set to the kernel's name for `jisu info`.
+GemvFn GemvFor(Isa isa, WeightKind kind, const char** name = nullptr);
 // The same arithmetic in portable code (tests compare the two).
 void GemvPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, int64_t num_rows,
                   const GemvActs& acts, float* y);

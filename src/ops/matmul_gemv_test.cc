@@ -1,5 +1,5 @@
-// The decode GEMV (matmul_gemv.h): the AVX-512 VNNI kernel against the portable kernel and
-// against a double-precision product of the dequantized weights and quantized activations, on
+// The decode GEMV (matmul_gemv.h): the AVX-512 VNNI and AVX2 kernels against the portable kernel
+// and against a double-precision product of the dequantized weights and quantized activations, on
 // odd block counts (a half-empty last pair), row counts not multiples of the 4-row group and
 // extreme values. (MatMulIntTest also runs it through MatMul for one token, 1-3 threads.)
 #include "ops/matmul_gemv.h"
@@ -21,10 +21,11 @@ namespace {
 void RunKind(DType dtype) {
   const WeightKind kind = *WeightKindOf(dtype);
   const GemvFn vec = Avx512VnniGemv(kind);
+  const GemvFn vec2 = Avx2Gemv(kind);
   std::mt19937 rng(5 + static_cast<uint32_t>(dtype));
   std::normal_distribution<float> normal(0.0f, 0.5f);
   std::uniform_real_distribution<float> uni(-2.0f, 2.0f);
-  double worst = 0;
+  double worst = 0, worst2 = 0;
   for (int64_t cols : {32, 64, 96, 544, 2080}) {
     for (int64_t rows : {1, 3, 4, 9, 33}) {
       for (bool extreme : {false, true}) {
@@ -46,9 +47,11 @@ void RunKind(DType dtype) {
         const QuantizedActs qa = aqb.Quantize(x.data(), cols, 1, cols);
         GemvActBuffer gb;
         const GemvActs ga = gb.Prepare(qa, 0);
-        std::vector<float> yp(rows + 1, -7.0f), yv(rows + 1, -7.0f);
-        GemvPortable(kind, w.data(), rb, rows, ga, yp.data());
+        std::vector<float> yp(rows + 1, -7.0f), yv(rows + 1, -7.0f), y2(rows + 1, -7.0f);
+        const bool portable = kind != kWQ4_1;  // the portable kernel covers Q4_0 and Q8_0
+        if (portable) GemvPortable(kind, w.data(), rb, rows, ga, yp.data());
         if (vec != nullptr) vec(w.data(), rb, rows, ga, yv.data());
+        if (vec2 != nullptr) vec2(w.data(), rb, rows, ga, y2.data());
         const std::string where = std::string(DTypeName(dtype)) + " " + std::to_string(rows) + "x" +
                                   std::to_string(cols) + (extreme ? " extreme" : "");
         for (int64_t r = 0; r < rows; ++r) {
@@ -60,23 +63,34 @@ void RunKind(DType dtype) {
           }
           // Exact integer lane sums, float scaling and summation: a few ulps of the magnitude.
           const double tol = 2e-6 * mag + 1e-30;
-          ASSERT_LE(std::fabs(yp[r] - ref), tol) << where << " portable row " << r;
+          if (portable) ASSERT_LE(std::fabs(yp[r] - ref), tol) << where << " portable row " << r;
           if (vec != nullptr) {
             ASSERT_LE(std::fabs(yv[r] - ref), tol) << where << " avx512 row " << r;
             worst = std::max(worst, std::fabs(yv[r] - ref) / tol);
           }
+          if (vec2 != nullptr) {
+            ASSERT_LE(std::fabs(y2[r] - ref), tol) << where << " avx2 row " << r;
+            worst2 = std::max(worst2, std::fabs(y2[r] - ref) / tol);
+          }
         }
         ASSERT_EQ(yp[rows], -7.0f);
         ASSERT_EQ(yv[rows], -7.0f) << where << " wrote past the last row";
+        ASSERT_EQ(y2[rows], -7.0f) << where << " avx2 wrote past the last row";
       }
     }
   }
-  if (vec == nullptr) GTEST_SKIP() << "no AVX-512 VNNI here: portable kernel only";
+  if (vec2 != nullptr) {
+    std::printf("  %s avx2: worst |err| / tol %.3g\n", std::string(DTypeName(dtype)).c_str(),
+                worst2);
+  }
+  if (vec == nullptr && vec2 == nullptr) GTEST_SKIP() << "no vector GEMV here: portable only";
+  if (vec == nullptr) return;
   std::printf("  %s: worst |err| / tol %.3g\n", std::string(DTypeName(dtype)).c_str(), worst);
 }
 
 TEST(GemvTest, Q4_0) { RunKind(DType::kQ4_0); }
 TEST(GemvTest, Q8_0) { RunKind(DType::kQ8_0); }
+TEST(GemvTest, Q4_1) { RunKind(DType::kQ4_1); }
 
 }  // namespace
 }  // namespace jisu::matmul_internal

@@ -50,6 +50,7 @@ void PackIntPanel(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid
                   int64_t nblocks, uint8_t* panel) {
   // The layout is the same for every ISA's kernels, so the vector packer serves them all.
   if (PackIntPanelAvx512(kind, w, row_bytes, valid_rows, b0, nblocks, panel)) return;
+  if (PackIntPanelAvx2(kind, w, row_bytes, valid_rows, b0, nblocks, panel)) return;
   PackIntPanelPortable(kind, w, row_bytes, valid_rows, b0, nblocks, panel);
 }
 

@@ -91,12 +91,15 @@ const IntKernelSet& IntKernelsFor(Isa isa);
 // [b0, b0 + nblocks) into the panel layout above.
 void PackIntPanel(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
                   int64_t nblocks, uint8_t* panel);
-// The same layout from the portable loops, and from AVX-512 (returns false where not compiled
-// in or not on this CPU); PackIntPanel uses the fastest. Byte-identical (tests compare them).
+// The same layout from the portable loops, and from AVX-512 or AVX2 (return false where not
+// compiled in or not on this CPU); PackIntPanel uses the fastest. Byte-identical (tests compare
+// them).
 void PackIntPanelPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows,
                           int64_t b0, int64_t nblocks, uint8_t* panel);
 bool PackIntPanelAvx512(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows,
                         int64_t b0, int64_t nblocks, uint8_t* panel);
+bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows,
+                      int64_t b0, int64_t nblocks, uint8_t* panel);
 
 // Tests: force the float path (dequantize weights, float activations) or the integer path for
 // quantized weights; nullopt = automatic: integer for prefill (more than kMaxDotTokens tokens),

@@ -1,6 +1,7 @@
 // AVX2 integer dot kernels (pmaddubsw + pmaddwd). Q4 weights are unsigned nibbles (15 * 127 * 2
 // fits int16); Q8_0 weights are signed, so they use the sign trick |w| x sign(a, w) and no zero
-// point. Prefill on AVX2 runs these kernels over groups of tokens (no packed GEMM yet).
+// point. Prefill (from kIntGemmMinTokens tokens) runs a packed-panel micro-kernel (IntGemmT).
+#include "ops/cpu_features.h"
 #include "ops/matmul_int.h"
 
 #if defined(__x86_64__)
@@ -99,16 +100,224 @@ JISU_AVX2 void IntDot(const uint8_t* w, size_t row_bytes, int64_t num_rows, cons
   }
 }
 
+constexpr int kMr = 4;
+
+// Prefill micro-kernel: NT tokens x one kIntNr-row panel (matmul_int.h), in two halves of 16
+// rows (two ymm of 8 rows x 4 bytes per group of 4 elements). Per block and group, one 32-bit
+// broadcast of a token's 4 activation bytes meets both ymm. Q4: pmaddubsw results add up in
+// int16 over the whole block (8 groups * 2 * 15 * 127 = 30480 fits), one pmaddwd per block.
+// Q8_0: the panel's u = w + 128 is turned back into signed w once per load (shared by the
+// tokens) for the sign trick, and every group's pmaddwd adds in int32 (2 * 128 * 127 leaves no
+// int16 headroom). Then per block and 8 rows: the zero point in int32, one float scale.
+template <WeightKind K, int NT>
+JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedActs& a, int64_t t0,
+                        int64_t b0, float* c, int64_t ldc, int valid_rows, bool accumulate) {
+  constexpr bool kQ8 = K == kWQ8_0;
+  constexpr int z = kQ8 ? 0 : IntZeroPoint(K);
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  const int8_t* qs[NT];
+  const float* ds[NT];
+  const int32_t* sums[NT];
+  for (int t = 0; t < NT; ++t) {
+    qs[t] = a.Qs(t0 + t) + b0 * 32;
+    ds[t] = a.D(t0 + t) + b0;
+    sums[t] = a.Sum(t0 + t) + b0;
+  }
+  alignas(32) float out[NT][kIntNr];
+  for (int h = 0; h < 2; ++h) {
+    __m256 f[NT][2];
+    for (int t = 0; t < NT; ++t) f[t][0] = f[t][1] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nblocks; ++b) {
+      const uint8_t* pb = panel + b * kIntPanelBlockBytes + h * 64;
+      __m256i acc[NT][2];
+      for (int t = 0; t < NT; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pb + g * 128));
+        __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pb + g * 128 + 32));
+        __m256i wa0 = w0, wa1 = w1;
+        if constexpr (kQ8) {
+          w0 = _mm256_xor_si256(w0, flip);
+          w1 = _mm256_xor_si256(w1, flip);
+          wa0 = _mm256_abs_epi8(w0);
+          wa1 = _mm256_abs_epi8(w1);
+        }
+        for (int t = 0; t < NT; ++t) {
+          int32_t a4;
+          std::memcpy(&a4, qs[t] + b * 32 + 4 * g, 4);
+          const __m256i av = _mm256_set1_epi32(a4);
+          if constexpr (kQ8) {
+            acc[t][0] = _mm256_add_epi32(
+                acc[t][0],
+                _mm256_madd_epi16(_mm256_maddubs_epi16(wa0, _mm256_sign_epi8(av, w0)), ones));
+            acc[t][1] = _mm256_add_epi32(
+                acc[t][1],
+                _mm256_madd_epi16(_mm256_maddubs_epi16(wa1, _mm256_sign_epi8(av, w1)), ones));
+          } else {
+            acc[t][0] = _mm256_add_epi16(acc[t][0], _mm256_maddubs_epi16(wa0, av));
+            acc[t][1] = _mm256_add_epi16(acc[t][1], _mm256_maddubs_epi16(wa1, av));
+          }
+          // Keeps the running sums in registers: GCC otherwise reassociates the adds, computes
+          // all 8 groups' products first and spills them to the stack.
+          asm("" : "+x"(acc[t][0]), "+x"(acc[t][1]));
+        }
+      }
+      const float* dwp =
+          reinterpret_cast<const float*>(panel + b * kIntPanelBlockBytes + 8 * kIntNr * 4) + h * 16;
+      const __m256 dw0 = _mm256_load_ps(dwp), dw1 = _mm256_load_ps(dwp + 8);
+      for (int t = 0; t < NT; ++t) {
+        __m256i i0 = acc[t][0], i1 = acc[t][1];
+        if constexpr (!kQ8) {
+          i0 = _mm256_madd_epi16(i0, ones);
+          i1 = _mm256_madd_epi16(i1, ones);
+        }
+        if constexpr (z != 0) {
+          const __m256i zs = _mm256_set1_epi32(-z * sums[t][b]);
+          i0 = _mm256_add_epi32(i0, zs);
+          i1 = _mm256_add_epi32(i1, zs);
+        }
+        const __m256 da = _mm256_set1_ps(ds[t][b]);
+        f[t][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(dw0, da), f[t][0]);
+        f[t][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(dw1, da), f[t][1]);
+      }
+      if constexpr (K == kWQ4_1) {
+        const __m256 m0 = _mm256_load_ps(dwp + kIntNr), m1 = _mm256_load_ps(dwp + kIntNr + 8);
+        for (int t = 0; t < NT; ++t) {
+          const __m256 sa = _mm256_set1_ps(ds[t][b] * static_cast<float>(sums[t][b]));
+          f[t][0] = _mm256_fmadd_ps(m0, sa, f[t][0]);
+          f[t][1] = _mm256_fmadd_ps(m1, sa, f[t][1]);
+        }
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      _mm256_store_ps(&out[t][h * 16], f[t][0]);
+      _mm256_store_ps(&out[t][h * 16 + 8], f[t][1]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    float* ct = c + t * ldc;
+    if (valid_rows == kIntNr) {
+      for (int j = 0; j < kIntNr; j += 8) {
+        __m256 v = _mm256_load_ps(&out[t][j]);
+        if (accumulate) v = _mm256_add_ps(v, _mm256_loadu_ps(ct + j));
+        _mm256_storeu_ps(ct + j, v);
+      }
+    } else {
+      for (int j = 0; j < valid_rows; ++j) ct[j] = accumulate ? ct[j] + out[t][j] : out[t][j];
+    }
+  }
+}
+
+template <WeightKind K>
+JISU_AVX2 void IntGemm(int64_t nblocks, const uint8_t* panel, const QuantizedActs& a, int64_t t0,
+                       int num_tokens, int64_t b0, float* c, int64_t ldc, int valid_rows,
+                       bool accumulate) {
+  switch (num_tokens) {
+    case 1:
+      return IntGemmT<K, 1>(nblocks, panel, a, t0, b0, c, ldc, valid_rows, accumulate);
+    case 2:
+      return IntGemmT<K, 2>(nblocks, panel, a, t0, b0, c, ldc, valid_rows, accumulate);
+    case 3:
+      return IntGemmT<K, 3>(nblocks, panel, a, t0, b0, c, ldc, valid_rows, accumulate);
+    default:
+      return IntGemmT<K, kMr>(nblocks, panel, a, t0, b0, c, ldc, valid_rows, accumulate);
+  }
+}
+
 constexpr IntKernelSet kAvx2Int = {
     "avx2-int8",
     {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>},
-    {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
-    0,
+    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>},
+    kMr,
 };
+
+// Packs a panel (matmul_int.h) 8 rows at a time: each row's 16 bytes of quantized values (a
+// half block for Q8_0) hold 4 dwords; a 4x4 dword transpose (rows i and i + 4 share a ymm)
+// gives "dword j of 8 consecutive rows", one 32-byte store of the panel per group of 4
+// elements (Q4: the low nibbles, and the high nibbles 4 groups later).
+template <WeightKind K>
+JISU_AVX2 void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                         int64_t nblocks, uint8_t* panel) {
+  // Missing rows read these, to pack as zero bytes: 0x80 for Q8_0 (flipped), 0 for Q4.
+  alignas(32) static const uint8_t kFlipped[32] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                                   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                                   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                                   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+  alignas(32) static const uint8_t kZeros[32] = {};
+  const uint8_t* fill = K == kWQ8_0 ? kFlipped : kZeros;
+  constexpr size_t kBB = IntBlockBytes(K);
+  constexpr size_t kQsOffset = K == kWQ4_1 ? 4 : 2;
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = 0; b < nblocks; ++b) {
+    uint8_t* pb = panel + b * kIntPanelBlockBytes;
+    const uint8_t* blk[kIntNr];
+    for (int r = 0; r < kIntNr; ++r) {
+      blk[r] = r < valid_rows ? w + static_cast<size_t>(r) * row_bytes + (b0 + b) * kBB : nullptr;
+    }
+    for (int k = 0; k < kIntNr / 8; ++k) {
+      for (int part = 0; part < (K == kWQ8_0 ? 2 : 1); ++part) {
+        __m256i y[4];
+        for (int i = 0; i < 4; ++i) {
+          const uint8_t* lo = blk[8 * k + i];
+          const uint8_t* hi = blk[8 * k + i + 4];
+          lo = lo != nullptr ? lo + kQsOffset + 16 * part : fill;
+          hi = hi != nullptr ? hi + kQsOffset + 16 * part : fill;
+          y[i] = _mm256_inserti128_si256(
+              _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lo))),
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi)), 1);
+        }
+        const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]);
+        const __m256i t1 = _mm256_unpackhi_epi32(y[0], y[1]);
+        const __m256i t2 = _mm256_unpacklo_epi32(y[2], y[3]);
+        const __m256i t3 = _mm256_unpackhi_epi32(y[2], y[3]);
+        const __m256i o[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                              _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+        for (int j = 0; j < 4; ++j) {
+          if constexpr (K == kWQ8_0) {
+            _mm256_store_si256(reinterpret_cast<__m256i*>(pb + (4 * part + j) * 128 + k * 32),
+                               _mm256_xor_si256(o[j], flip));
+          } else {
+            _mm256_store_si256(reinterpret_cast<__m256i*>(pb + j * 128 + k * 32),
+                               _mm256_and_si256(o[j], low4));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(pb + (j + 4) * 128 + k * 32),
+                               _mm256_and_si256(_mm256_srli_epi16(o[j], 4), low4));
+          }
+        }
+      }
+    }
+    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
+    float* m = dw + kIntNr;
+    for (int r = 0; r < kIntNr; ++r) {
+      dw[r] = blk[r] != nullptr ? F16At(blk[r]) : 0.0f;
+      m[r] = K == kWQ4_1 && blk[r] != nullptr ? F16At(blk[r] + 2) : 0.0f;
+    }
+  }
+}
 
 }  // namespace
 
 const IntKernelSet* Avx2IntKernels() { return &kAvx2Int; }
+
+bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows,
+                      int64_t b0, int64_t nblocks, uint8_t* panel) {
+  static const bool ok = GetCpuFeatures().avx2;
+  if (!ok) return false;
+  switch (kind) {
+    case kWQ8_0:
+      PackPanel<kWQ8_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      return true;
+    case kWQ4_0:
+      PackPanel<kWQ4_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      return true;
+    case kWQ4_1:
+      PackPanel<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      return true;
+    default:
+      return false;
+  }
+}
 
 }  // namespace jisu::matmul_internal
 
@@ -116,6 +325,9 @@ const IntKernelSet* Avx2IntKernels() { return &kAvx2Int; }
 
 namespace jisu::matmul_internal {
 const IntKernelSet* Avx2IntKernels() { return nullptr; }
+bool PackIntPanelAvx2(WeightKind, const uint8_t*, size_t, int, int64_t, int64_t, uint8_t*) {
+  return false;
+}
 }  // namespace jisu::matmul_internal
 
 #endif

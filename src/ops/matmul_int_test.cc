@@ -228,6 +228,37 @@ TEST(PackIntPanelTest, Avx512MatchesPortableExactly) {
   }
 }
 
+TEST(PackIntPanelTest, Avx2MatchesPortableExactly) {
+  using matmul_internal::kIntNr;
+  using matmul_internal::kIntPanelBlockBytes;
+  std::mt19937 rng(4);
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1}) {
+    const auto kind = *matmul_internal::WeightKindOf(dtype);
+    constexpr int64_t kCols = 160, kBlocks = 3, kB0 = 1;
+    const size_t row_bytes = *RowBytes(dtype, kCols) + 6;  // a padded stride
+    std::vector<uint8_t> w(row_bytes * kIntNr);
+    for (auto& x : w) x = static_cast<uint8_t>(rng());
+    for (int64_t r = 0; r < kIntNr; ++r) {  // sane f16 scales (random bytes may be NaN)
+      for (int64_t b = 0; b < kCols / 32; ++b) {
+        uint8_t* blk = w.data() + r * row_bytes + b * Traits(dtype).block_bytes;
+        blk[1] = 0x2c;
+        if (dtype == DType::kQ4_1) blk[3] = 0xac;
+      }
+    }
+    for (int valid : {32, 17, 16, 5, 1}) {
+      std::vector<uint8_t> ref(kBlocks * kIntPanelBlockBytes, 0xee), vec(ref.size(), 0xdd);
+      matmul_internal::PackIntPanelPortable(kind, w.data(), row_bytes, valid, kB0, kBlocks,
+                                            ref.data());
+      alignas(64) static uint8_t buf[kBlocks * kIntPanelBlockBytes];
+      if (!matmul_internal::PackIntPanelAvx2(kind, w.data(), row_bytes, valid, kB0, kBlocks, buf)) {
+        GTEST_SKIP() << "no AVX2 here";
+      }
+      std::memcpy(vec.data(), buf, vec.size());
+      EXPECT_EQ(ref, vec) << DTypeName(dtype) << " valid rows " << valid;
+    }
+  }
+}
+
 TEST(ActQuantTest, BlockScaleAndRounding) {
   std::vector<float> x(64, 0.0f);
   x[0] = 127.0f;
@@ -247,10 +278,10 @@ TEST(ActQuantTest, BlockScaleAndRounding) {
   EXPECT_EQ(a.Dl(0)[9], 0.0f);
 }
 
-// The AVX-512 quantizer must give exactly the scalar definition's bytes: random blocks of many
-// scales, exact halves after scaling, an all-zero block, a single huge value, a row stride
+// The AVX-512 and AVX2 quantizers must give exactly the scalar definition's bytes: random blocks of
+// many scales, exact halves after scaling, an all-zero block, a single huge value, a row stride
 // wider than the row.
-TEST(ActQuantTest, Avx512MatchesScalarExactly) {
+TEST(ActQuantTest, VectorMatchesScalarExactly) {
   constexpr int64_t kCols = 160, kStride = 173, kTokens = 7;
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
@@ -278,8 +309,21 @@ TEST(ActQuantTest, Avx512MatchesScalarExactly) {
     }
   } ref, vec;
   act_quant_internal::QuantizeRowsScalar(x.data(), kStride, 0, kTokens, ref.rows());
+  Out vec2;
+  const bool avx2 = act_quant_internal::QuantizeRowsAvx2(x.data(), kStride, 0, 2, vec2.rows());
+  if (avx2) {
+    ASSERT_TRUE(act_quant_internal::QuantizeRowsAvx2(x.data(), kStride, 2, kTokens, vec2.rows()));
+    EXPECT_EQ(ref.qs, vec2.qs);
+    EXPECT_EQ(ref.d, vec2.d);
+    EXPECT_EQ(ref.sum, vec2.sum);
+    EXPECT_EQ(ref.dl, vec2.dl);
+    EXPECT_EQ(ref.sl, vec2.sl);
+  }
+  EXPECT_EQ(ref.qs[2 * kCols + 6], -3);  // -2.5 rounds away from zero
+  EXPECT_EQ(ref.qs[2 * kCols + 7], 3);
   if (!act_quant_internal::QuantizeRowsAvx512(x.data(), kStride, 0, 3, vec.rows())) {
-    GTEST_SKIP() << "no AVX-512 here";
+    if (!avx2) GTEST_SKIP() << "no vector quantizer here";
+    return;
   }
   ASSERT_TRUE(act_quant_internal::QuantizeRowsAvx512(x.data(), kStride, 3, kTokens, vec.rows()));
   EXPECT_EQ(ref.qs, vec.qs);
@@ -287,8 +331,6 @@ TEST(ActQuantTest, Avx512MatchesScalarExactly) {
   EXPECT_EQ(ref.sum, vec.sum);
   EXPECT_EQ(ref.dl, vec.dl);
   EXPECT_EQ(ref.sl, vec.sl);
-  EXPECT_EQ(ref.qs[2 * kCols + 6], -3);  // -2.5 rounds away from zero
-  EXPECT_EQ(ref.qs[2 * kCols + 7], 3);
 }
 
 }  // namespace

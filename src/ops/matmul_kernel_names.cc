@@ -2,6 +2,7 @@
 
 #include <iterator>
 
+#include "ops/matmul_gemv.h"
 #include "ops/matmul_int.h"
 #include "ops/matmul_kernels.h"
 
@@ -28,6 +29,10 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
     const std::string int_dot = std::string(iks.name) + " dot " + t + " x q8";
     if (IsIntKind(kind) && iks.dot[k] != nullptr) {
       if (UseIntPath(1)) n.decode = int_dot;
+      const char* gemv_name = nullptr;
+      if (UseIntGemv() && GemvFor(ks.isa, kind, &gemv_name) != nullptr) {
+        n.decode = std::string(gemv_name) + " " + t + " x q8 (one token)";
+      }
       if (UseIntPath(512)) {
         n.prefill = iks.gemm[k] != nullptr
                         ? std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +

@@ -1,0 +1,138 @@
+// AVX2 paged attention for one query position (see attention.h), one query head at a time
+// (16 ymm registers hold one head's q and nothing more for head_dim 64, so heads do not share
+// key loads as in the AVX-512 kernel; the rows come from L1/L2 on the second head on).
+// Scores: one dot product and one horizontal sum per position; softmax 8 scores at a time
+// with a vector exp; the weighted sum of value rows accumulates in registers and 1/sum is
+// applied once at the end. Differs from the portable loops only by summation order and exp's
+// last-bit rounding.
+#include "ops/attention.h"
+#include "ops/cpu_features.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/vec_exp_avx2.h"
+
+#define JISU_ATT_AVX2 __attribute__((target("avx2,fma")))
+#define JISU_ATT_AVX2_INLINE JISU_ATT_AVX2 inline __attribute__((always_inline))
+
+namespace jisu::attention_internal {
+namespace {
+
+JISU_ATT_AVX2_INLINE float HorizontalSum(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 h = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+
+JISU_ATT_AVX2_INLINE float HorizontalMax(__m256 v) {
+  const __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 h = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+
+template <int C>
+JISU_ATT_AVX2 void AttendHead(const float* q, float scale, const PagedKvHead& kv, int64_t first,
+                              int64_t last, float* s, float* out) {
+  constexpr int64_t kHeadDim = 8 * C;
+  const int64_t n = last - first + 1;
+  const int64_t bs = kv.block_size;
+  __m256 qv[C];
+  for (int c = 0; c < C; ++c) qv[c] = _mm256_loadu_ps(q + 8 * c);
+  for (int64_t p0 = first; p0 <= last;) {
+    const int64_t slot = p0 % bs;
+    const int64_t count = std::min(bs - slot, last - p0 + 1);
+    const float* k = kv.keys + kv.block_table[p0 / bs] * kv.block_stride + slot * kHeadDim;
+    for (int64_t i = 0; i < count; ++i) {
+      const float* kr = k + i * kHeadDim;
+      __m256 a = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kr));
+      for (int c = 1; c < C; ++c) a = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kr + 8 * c), a);
+      s[p0 - first + i] = HorizontalSum(a) * scale;
+    }
+    p0 += count;
+  }
+  __m256 mx = _mm256_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(s + i));
+  float max_score = HorizontalMax(mx);
+  for (int64_t j = i; j < n; ++j) max_score = std::max(max_score, s[j]);
+  const __m256 maxv = _mm256_set1_ps(max_score);
+  __m256 sumv = _mm256_setzero_ps();
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 e = vec_internal::Exp256(_mm256_sub_ps(_mm256_loadu_ps(s + i), maxv));
+    _mm256_storeu_ps(s + i, e);
+    sumv = _mm256_add_ps(sumv, e);
+  }
+  float sum = HorizontalSum(sumv);
+  for (; i < n; ++i) {
+    s[i] = _mm256_cvtss_f32(vec_internal::Exp256(_mm256_set1_ps(s[i] - max_score)));
+    sum += s[i];
+  }
+  __m256 o[C];
+  for (int c = 0; c < C; ++c) o[c] = _mm256_setzero_ps();
+  for (int64_t p0 = first; p0 <= last;) {
+    const int64_t slot = p0 % bs;
+    const int64_t count = std::min(bs - slot, last - p0 + 1);
+    const float* v = kv.values + kv.block_table[p0 / bs] * kv.block_stride + slot * kHeadDim;
+    for (int64_t j = 0; j < count; ++j) {
+      const __m256 w = _mm256_set1_ps(s[p0 - first + j]);
+      for (int c = 0; c < C; ++c) {
+        o[c] = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + j * kHeadDim + 8 * c), o[c]);
+      }
+    }
+    p0 += count;
+  }
+  const __m256 inv = _mm256_set1_ps(1.0f / sum);
+  for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + 8 * c, _mm256_mul_ps(o[c], inv));
+}
+
+template <int C>
+JISU_ATT_AVX2 void AttendGroup(const float* q, int64_t group, float scale, const PagedKvHead& kv,
+                               int64_t first, int64_t last, float* scores, int64_t score_stride,
+                               float* out) {
+  for (int64_t g = 0; g < group; ++g) {
+    AttendHead<C>(q + g * 8 * C, scale, kv, first, last, scores + g * score_stride,
+                  out + g * 8 * C);
+  }
+}
+
+}  // namespace
+
+bool AttendPagedAvx2(const float* q, int64_t group, int64_t head_dim, float scale,
+                     const PagedKvHead& kv, int64_t first, int64_t last, float* scores,
+                     int64_t score_stride, float* out) {
+  static const bool ok = GetCpuFeatures().avx2;
+  if (!ok || last < first) return false;
+  switch (head_dim) {
+    case 32:
+      AttendGroup<4>(q, group, scale, kv, first, last, scores, score_stride, out);
+      return true;
+    case 64:
+      AttendGroup<8>(q, group, scale, kv, first, last, scores, score_stride, out);
+      return true;
+    case 96:
+      AttendGroup<12>(q, group, scale, kv, first, last, scores, score_stride, out);
+      return true;
+    case 128:
+      AttendGroup<16>(q, group, scale, kv, first, last, scores, score_stride, out);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace jisu::attention_internal
+
+#else
+
+namespace jisu::attention_internal {
+bool AttendPagedAvx2(const float*, int64_t, int64_t, float, const PagedKvHead&, int64_t, int64_t,
+                     float*, int64_t, float*) {
+  return false;
+}
+}  // namespace jisu::attention_internal
+
+#endif
