@@ -30,6 +30,7 @@ struct BenchGpuFlags {
   int64_t steps = 20;
   int device = 0;
   bool no_graphs = false;
+  bool no_gemm_tuning = false;
   int gemv_tokens = 2;
   bool profile = false;
   bool no_flash = false;
@@ -90,6 +91,7 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.kv_fraction = 0.95;
   o.max_kv_blocks = blocks;
   o.cuda_graphs = !f.no_graphs;
+  o.tune_gemms = !f.no_gemm_tuning;
   o.gemv_max_tokens = f.gemv_tokens;
   o.profile = f.profile;
   o.flash_attention = !f.no_flash;
@@ -99,8 +101,8 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   std::printf("decode tokens %s, ", f.device_sampling ? "sampled on the GPU" : "as host logits");
   std::printf("GEMV kernels up to %d tokens, elementwise kernels %s, attention %s, ", f.gemv_tokens,
               f.unfused ? "UNFUSED" : "fused", f.no_flash ? "FP32 kernel" : "flash (mma.sync)");
-  std::printf("CUDA graphs %s, key chunk %s, decode attention variant %d\n",
-              f.no_graphs ? "off" : "on",
+  std::printf("CUDA graphs %s, GEMM tuning %s, key chunk %s, decode attention variant %d\n",
+              f.no_graphs ? "off" : "on", f.no_gemm_tuning ? "off" : "on",
               f.attn_chunk > 0 ? std::to_string(f.attn_chunk).c_str() : "auto", f.decode_variant);
   const double t0 = Now();
   JISU_ASSIGN_OR_RETURN(auto backend, CreateCudaBackendRandom(c, o, 1234));
@@ -221,6 +223,8 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_option("--steps", flags->steps, "timed decode steps per batch size");
   cmd->add_option("--gpu", flags->device, "CUDA device index");
   cmd->add_flag("--no-graphs", flags->no_graphs, "launch every step eagerly");
+  cmd->add_flag("--no-gemm-tuning", flags->no_gemm_tuning,
+                "cuBLASLt's first heuristic pick instead of the algorithm timed fastest per shape");
   cmd->add_option("--gemv-tokens", flags->gemv_tokens,
                   "steps of at most this many tokens on the fused GEMV kernels (0-8; 0: cuBLAS)")
       ->check(CLI::Range(0, 8));

@@ -1,6 +1,5 @@
 #include "cuda/cuda_backend.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,17 +32,11 @@ Status CudaBackend::Init() {
   device_name_ = prop.name;
   num_sms_ = prop.multiProcessorCount;
   JISU_CUDA_RETURN(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS) {
-    return Status::Internal("cuda backend: cublasCreate failed");
-  }
-  cublasSetStream(cublas_, stream_);
   JISU_RETURN_IF_ERROR(cublas_workspace_.Resize(32 << 20));
+  JISU_RETURN_IF_ERROR(
+      gemm_.Init(cublas_workspace_.get(), cublas_workspace_.size(), options_.tune_gemms));
   // The fused GEMVs' partial sums of squares: at most 4096 blocks x 8 tokens.
   JISU_RETURN_IF_ERROR(ss_.Resize(4096 * cuda::kMaxGemvTokens * sizeof(float)));
-  if (cublasSetWorkspace(cublas_, cublas_workspace_.get(), cublas_workspace_.size()) !=
-      CUBLAS_STATUS_SUCCESS) {
-    return Status::Internal("cuda backend: cublasSetWorkspace failed");
-  }
   return AllocateWeights();
 }
 
@@ -112,25 +105,14 @@ Status CudaBackend::EnsureScratch(int64_t tokens, int64_t rows, int64_t partials
 
 Status CudaBackend::Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* x, int64_t tokens,
                          float* y, bool accumulate) {
-  // Row-major y[T, n] = x[T, k] w[n, k]^T is column-major y^T[n, T] = w^T x^T, with w stored
-  // column-major as [k, n].
   if (tokens <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
       cuda::LaunchGemv(w.as<uint16_t>(), static_cast<int>(n), static_cast<int>(k),
                        static_cast<const uint16_t*>(x), static_cast<int>(tokens), y, accumulate,
                        stream_)) {
     return Status::Ok();
   }
-  const float alpha = 1.0f;
-  const float beta = accumulate ? 1.0f : 0.0f;
-  const cublasStatus_t st =
-      cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(tokens),
-                   static_cast<int>(k), &alpha, w.get(), CUDA_R_16BF, static_cast<int>(k), x,
-                   CUDA_R_16BF, static_cast<int>(k), &beta, y, CUDA_R_32F, static_cast<int>(n),
-                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (st != CUBLAS_STATUS_SUCCESS) {
-    return Status::Internal("cuda backend: cublasGemmEx failed (" + std::to_string(st) + ")");
-  }
-  return Status::Ok();
+  return gemm_.Run(w.get(), static_cast<int>(n), static_cast<int>(k), x, static_cast<int>(tokens),
+                   y, accumulate, stream_);
 }
 
 Status CudaBackend::EnsureSampleBuffers(size_t rows) {

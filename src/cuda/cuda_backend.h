@@ -45,6 +45,9 @@ struct CudaBackendOptions {
   // cuBLAS and separate kernels. On an H200 (Llama-3.1-8B shape) batch 1 5.44 -> 5.07 ms, equal
   // at 2 tokens, slower from 4 (bench/results/2026-12-01-cuda-h200-gemv.md).
   int gemv_max_tokens = 2;
+  // cuBLASLt GEMMs of up to 512 tokens on the algorithm timed fastest per shape and
+  // power-of-two token bucket (cuda/gemm_tuner.h); false: the library's first heuristic pick.
+  bool tune_gemms = true;
   // Times every launch group with CUDA events (graphs off): CudaProfileReport breaks a step
   // down by kernel. For measurements only; it slows steps down.
   bool profile = false;

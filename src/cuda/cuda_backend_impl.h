@@ -3,7 +3,6 @@
 // and attention work items). Not part of the public interface (cuda/cuda_backend.h).
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 
 #include "cuda/cuda_backend.h"
 #include "cuda/device_buffer.h"
+#include "cuda/gemm_tuner.h"
 #include "cuda/kernels.h"
 
 namespace jisu::cuda_detail {
@@ -62,7 +62,6 @@ class CudaBackend final : public ForwardBackend {
   ~CudaBackend() override {
     ClearGraphs();
     for (cudaEvent_t e : prof_events_) cudaEventDestroy(e);
-    if (cublas_) cublasDestroy(cublas_);
     if (stream_) cudaStreamDestroy(stream_);
     if (meta_host_) cudaFreeHost(meta_host_);
     if (host_logits_) cudaFreeHost(host_logits_);
@@ -131,7 +130,6 @@ class CudaBackend final : public ForwardBackend {
   std::string device_name_;
   int num_sms_ = 0;
   cudaStream_t stream_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
 
   DeviceBuffer embedding_;  // bf16 [vocab, hidden]
   DeviceBuffer lm_head_;    // bf16 [vocab, hidden]; empty when tied to the embedding
@@ -218,6 +216,7 @@ class CudaBackend final : public ForwardBackend {
   int64_t prof_steps_ = 0;
 
   DeviceBuffer cublas_workspace_;  // fixed, so that captured GEMMs never allocate
+  GemmTuner gemm_;
   std::map<GraphKey, GraphEntry> graphs_;
 };
 

@@ -124,11 +124,11 @@ std::vector<int32_t> Ids(int64_t n, int64_t vocab, uint32_t seed) {
 
 void CompareModelWithCpu(const Model& m, const char* name, const std::vector<int32_t>& prompt,
                          int64_t chunk_tokens, bool fast_paths = true, bool gemv = false,
-                         const std::function<void(CudaBackendOptions&)>& tweak = nullptr) {
+                         const std::function<void(CudaBackendOptions&)>& tweak = nullptr,
+                         int64_t bs = 16) {
   const Model* model = &m;
   const std::vector<int32_t> decode = Ids(24, model->config().vocab_size, 5);
   // Scrambled, non-contiguous blocks.
-  const int64_t bs = 16;
   const int64_t needed = BlocksForTokens(static_cast<int64_t>(prompt.size() + decode.size()), bs);
   const int64_t pool = std::max<int64_t>(16, 2 * needed);
   std::vector<int32_t> blocks(pool);
@@ -136,7 +136,7 @@ void CompareModelWithCpu(const Model& m, const char* name, const std::vector<int
   std::shuffle(blocks.begin(), blocks.end(), std::mt19937(11));
   blocks.resize(needed);
   auto gpu = CudaBackendTest::Gpu(*model, pool, chunk_tokens, bs, fast_paths, gemv, tweak);
-  auto cpu = CudaBackendTest::Cpu(*model, pool);
+  auto cpu = CudaBackendTest::Cpu(*model, pool, bs);
   ASSERT_TRUE(gpu && cpu);
   const auto want = RunSequence(*cpu, prompt, decode, blocks);
   const auto got = RunSequence(*gpu, prompt, decode, blocks);
@@ -205,13 +205,14 @@ std::unique_ptr<Model> SyntheticModel(Architecture arch, int64_t heads, int64_t 
 // A 300-token prompt: several 64-key tiles per query tile, causal masks on the diagonal ones.
 void CompareSyntheticWithCpu(Architecture arch, int64_t heads, int64_t kv_heads, int64_t head_dim,
                              std::optional<int64_t> window, int64_t chunk_tokens,
-                             const std::function<void(CudaBackendOptions&)>& tweak = nullptr) {
+                             const std::function<void(CudaBackendOptions&)>& tweak = nullptr,
+                             int64_t block_size = 16) {
   auto model = SyntheticModel(arch, heads, kv_heads, head_dim, window);
   ASSERT_TRUE(model);
   const std::string name = "synthetic h" + std::to_string(heads) + "/kv" +
                            std::to_string(kv_heads) + "/d" + std::to_string(head_dim);
   CompareModelWithCpu(*model, name.c_str(), Ids(300, model->config().vocab_size, 3), chunk_tokens,
-                      true, false, tweak);
+                      true, false, tweak, block_size);
 }
 
 TEST_F(CudaBackendTest, LogitsMatchCpuTinyLlama) { CompareWithCpu("tiny-llama", 0); }
@@ -307,6 +308,16 @@ TEST_F(CudaBackendTest, FlashDecodeVariantsMatchCpu) {
 }
 TEST_F(CudaBackendTest, FlashAttentionMatchesCpuSlidingWindow) {
   CompareSyntheticWithCpu(Architecture::kMistral, 8, 2, 128, 48, 0);
+}
+// K/V tile loads copy runs of consecutive keys from one page when the block size allows; other
+// block sizes, chunk starts and window starts inside a run take the key-by-key path.
+TEST_F(CudaBackendTest, FlashAttentionMatchesCpuAtOtherBlockSizes) {
+  for (int64_t bs : {5, 8, 24}) {
+    std::printf("block size %lld\n", static_cast<long long>(bs));
+    CompareSyntheticWithCpu(Architecture::kLlama, 8, 2, 128, std::nullopt, 0, nullptr, bs);
+    CompareSyntheticWithCpu(Architecture::kQwen2, 16, 2, 64, std::nullopt, 100, nullptr, bs);
+    CompareSyntheticWithCpu(Architecture::kMistral, 8, 2, 128, 45, 36, nullptr, bs);
+  }
 }
 // The FP32 attention kernel (other head sizes, large groups) at the flash kernels' shapes.
 TEST_F(CudaBackendTest, Fp32AttentionKernelMatchesCpu) {

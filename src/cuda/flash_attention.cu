@@ -132,48 +132,104 @@ __global__ void __launch_bounds__(Shape::kThreads) FlashAttentionKernel(AttnArgs
   const size_t block_stride = 2 * static_cast<size_t>(a.kv_heads) * head_stride;
   const size_t v_offset = static_cast<size_t>(a.kv_heads) * head_stride;
   const bf16* kv = reinterpret_cast<const bf16*>(a.kv);
-  auto load_tile = [&](int stage, int t0) {
-    bf16* ks = stages + stage * L::kStageElems;
+  // Each thread copies kRun consecutive key rows of a tile (one 16-byte column of each). Tiles
+  // are loaded in key order, so the thread keeps a cursor (its first key, that key's page and
+  // offset) and, when the run lies in one page (block size a multiple of kRun), looks the page
+  // up once and issues kRun copies at fixed strides. A table load and a division per copy had
+  // made integer address arithmetic over half of the decode kernel's instructions (Nsight
+  // Compute source counters, batch 64).
+  constexpr int kVec = HD / 8;                  // 16-byte pieces per key row
+  constexpr int kRowGroups = kThreads / kVec;   // threads per column
+  constexpr int kRun = kTileKeys / kRowGroups;  // consecutive rows per thread
+  static_assert(kThreads % kVec == 0 && kTileKeys % kRowGroups == 0, "tile load split");
+  const int vec = threadIdx.x % kVec;
+  const int run0 = threadIdx.x / kVec * kRun;  // first row of this thread's run in a tile
+  const bool page_runs = a.block_size % kRun == 0;
+  int cur_key = it.kv_begin + run0;
+  int cur_page = cur_key / a.block_size;
+  int cur_off = cur_key - cur_page * a.block_size;
+  // The block table entry at the cursor, loaded one tile ahead: waiting for it right before the
+  // copies had been the kernel's largest stall on global memory.
+  auto table_at_cursor = [&] {
+    return cur_key < it.kv_end ? a.block_tables[it.bt_offset + cur_page] : 0;
+  };
+  int next_block = table_at_cursor();
+  auto load_tile = [&](int stage) {
+    bf16* ks = stages + stage * L::kStageElems + run0 * S + vec * 8;
     bf16* vs = ks + kTileKeys * S;
-    constexpr int kVec = HD / 8;  // 16-byte pieces per key row
+    if (page_runs && cur_off % kRun == 0 && cur_key + kRun <= it.kv_end) {
+      const int block = next_block;
+      const bf16* src = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
+                        cur_off * HD + vec * 8;
 #pragma unroll
-    for (int i = 0; i < kTileKeys * kVec / kThreads; ++i) {
-      const int idx = threadIdx.x + i * kThreads;
-      const int j = idx / kVec;
-      const int c = idx % kVec;
-      const int p = t0 + j;
-      const bool ok = p < it.kv_end;
-      const bf16* src = kv;
-      if (ok) {
-        const int block = a.block_tables[it.bt_offset + p / a.block_size];
-        src = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride +
-              static_cast<size_t>(p % a.block_size) * HD + c * 8;
+      for (int i = 0; i < kRun; ++i) {
+        CpAsync16(ks + i * S, src + i * HD, true);
+        CpAsync16(vs + i * S, src + i * HD + v_offset, true);
       }
-      CpAsync16(ks + j * S + c * 8, src, ok);
-      CpAsync16(vs + j * S + c * 8, ok ? src + v_offset : kv, ok);
+    } else {
+      int key = cur_key, page = cur_page, off = cur_off;
+      for (int i = 0; i < kRun; ++i) {
+        const bool ok = key < it.kv_end;
+        const bf16* src = kv;
+        if (ok) {
+          const int block = a.block_tables[it.bt_offset + page];
+          src = kv + static_cast<size_t>(block) * block_stride + kvh * head_stride + off * HD +
+                vec * 8;
+        }
+        CpAsync16(ks + i * S, src, ok);
+        CpAsync16(vs + i * S, ok ? src + v_offset : kv, ok);
+        ++key;
+        if (++off == a.block_size) {
+          off = 0;
+          ++page;
+        }
+      }
     }
+    cur_key += kTileKeys;
+    cur_off += kTileKeys;
+    while (cur_off >= a.block_size) {
+      cur_off -= a.block_size;
+      ++cur_page;
+    }
+    next_block = table_at_cursor();
   };
   const int num_tiles = (it.kv_end - it.kv_begin + kTileKeys - 1) / kTileKeys;
   // One commit group per tile (empty past the end), so "tile i has landed" is always "at most
   // kStages - 2 groups still pending".
 #pragma unroll
   for (int st = 0; st < kStages - 1; ++st) {
-    if (st < num_tiles) load_tile(st, it.kv_begin + st * kTileKeys);
+    if (st < num_tiles) load_tile(st);
     CpAsyncCommit();
   }
 
   // Q rows (already scaled by 1/sqrt(d)) to BF16 in shared memory, then into A fragments that
   // stay in registers for the whole kernel.
-  for (int idx = threadIdx.x; idx < kRows * HD / 2; idx += kThreads) {
-    const int r = idx / (HD / 2);
-    const int d = idx % (HD / 2) * 2;
-    float2 v = make_float2(0.0f, 0.0f);
-    if (r < nrows) {
-      const int tok = it.q_begin + r / group;
-      const int h = kvh * group + r % group;
-      v = *reinterpret_cast<const float2*>(a.q + static_cast<size_t>(tok) * q_dim + h * HD + d);
+  // Loads in batches of kQBatch before the stores, so that their latencies overlap.
+  constexpr int kQIters = kRows * HD / 2 / kThreads;
+  constexpr int kQBatch = kQIters < 8 ? kQIters : 8;
+  static_assert(kRows * HD / 2 % kThreads == 0 && kQIters % kQBatch == 0, "q load split");
+#pragma unroll
+  for (int j0 = 0; j0 < kQIters; j0 += kQBatch) {
+    float2 v[kQBatch];
+#pragma unroll
+    for (int j = 0; j < kQBatch; ++j) {
+      const int idx = threadIdx.x + (j0 + j) * kThreads;
+      const int r = idx / (HD / 2);
+      const int d = idx % (HD / 2) * 2;
+      v[j] = make_float2(0.0f, 0.0f);
+      if (r < nrows) {
+        const int tok = it.q_begin + r / group;
+        const int h = kvh * group + r % group;
+        v[j] =
+            *reinterpret_cast<const float2*>(a.q + static_cast<size_t>(tok) * q_dim + h * HD + d);
+      }
     }
-    *reinterpret_cast<__nv_bfloat162*>(qs + r * S + d) = __floats2bfloat162_rn(v.x, v.y);
+#pragma unroll
+    for (int j = 0; j < kQBatch; ++j) {
+      const int idx = threadIdx.x + (j0 + j) * kThreads;
+      *reinterpret_cast<__nv_bfloat162*>(qs + idx / (HD / 2) * S + idx % (HD / 2) * 2) =
+          __floats2bfloat162_rn(v[j].x, v[j].y);
+    }
   }
   __syncthreads();
   const int row0 = kDecode ? 0 : warp * 16;
@@ -188,6 +244,8 @@ __global__ void __launch_bounds__(Shape::kThreads) FlashAttentionKernel(AttnArgs
 #pragma unroll
   for (int i = 0; i < 2; ++i) qpos[i] = it.q_pos0 + (row0 + g + 8 * i) / group;
   const int window = a.sliding_window;
+  // A decode group of <= 8 heads leaves the fragment's upper rows (g + 8) empty: no softmax there.
+  const bool hi_rows = !kDecode || nrows > 8;
   const int kw0 = kDecode ? warp * kWarpKeys : 0;  // this warp's first key within a tile
 
   float o[kOBlocks][4];
@@ -203,7 +261,7 @@ __global__ void __launch_bounds__(Shape::kThreads) FlashAttentionKernel(AttnArgs
     // load overwrites (it held tile - 1).
     __syncthreads();
     if (tile + kStages - 1 < num_tiles) {
-      load_tile((tile + kStages - 1) % kStages, t0 + (kStages - 1) * kTileKeys);
+      load_tile((tile + kStages - 1) % kStages);
     }
     CpAsyncCommit();
     const bf16* ks = stages + (tile % kStages) * L::kStageElems + kw0 * S;
@@ -257,17 +315,21 @@ __global__ void __launch_bounds__(Shape::kThreads) FlashAttentionKernel(AttnArgs
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const float mi = mx[e >> 1];
-        const float p = mi == -INFINITY ? 0.0f : __expf(s[nb][e] - mi);
+        const bool live = (e < 2 || hi_rows) && mi != -INFINITY;
+        const float p = live ? __expf(s[nb][e] - mi) : 0.0f;
         s[nb][e] = p;
         l[e >> 1] += p;
       }
     }
+    // Once the running maxima settle (most tiles of a long decode), the rescale is a no-op.
+    if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
 #pragma unroll
-    for (int nb = 0; nb < kOBlocks; ++nb) {
-      o[nb][0] *= alpha[0];
-      o[nb][1] *= alpha[0];
-      o[nb][2] *= alpha[1];
-      o[nb][3] *= alpha[1];
+      for (int nb = 0; nb < kOBlocks; ++nb) {
+        o[nb][0] *= alpha[0];
+        o[nb][1] *= alpha[0];
+        o[nb][2] *= alpha[1];
+        o[nb][3] *= alpha[1];
+      }
     }
 
     // O += P V: the S fragments of two adjacent 8-key blocks are the A fragment of 16 keys.
@@ -409,9 +471,9 @@ void LaunchDecode(const AttnArgs& args, cudaStream_t stream) {
     case 3:
       return Launch<HD, true, FlashShape<4, 64, 3>>(args, stream);
     case 4:
-      return Launch<HD, true, FlashShape<2, 32, 6>>(args, stream);
+      return Launch<HD, true, FlashShape<2, 64, 2>>(args, stream);
     case 5:
-      return Launch<HD, true, FlashShape<1, 16, 8>>(args, stream);
+      return Launch<HD, true, FlashShape<2, 64, 3>>(args, stream);
     default:
       if constexpr (HD == 64) return Launch<HD, true, FlashShape<4, 64, 2>>(args, stream);
       return Launch<HD, true, FlashShape<2, 32, 3>>(args, stream);

@@ -64,6 +64,47 @@ __global__ void RmsNormKernel(const float* x, const int32_t* rows, int hidden, c
   }
 }
 
+// The same norm with the row held in registers (read once, float4 loads, the weights fetched
+// while the sum is reduced): a decode step runs it twice a layer on a handful of rows, where
+// the load-reduce-reload chain of RmsNormKernel is all latency (Nsight Compute at batch 64:
+// 4.8 us a launch, 65 launches a step). hidden % 4 == 0, hidden <= 4 * kVecs * blockDim.x.
+constexpr int kNormVecs = 4;
+__global__ void RmsNormVecKernel(const float* x, const int32_t* rows, int hidden,
+                                 const float* weight, float eps, bf16* out) {
+  __shared__ float scratch[32];
+  const int r = blockIdx.x;
+  const float4* in =
+      reinterpret_cast<const float4*>(x + static_cast<size_t>(rows ? rows[r] : r) * hidden);
+  const float4* w = reinterpret_cast<const float4*>(weight);
+  const int n4 = hidden / 4;
+  float4 v[kNormVecs], g[kNormVecs];
+  float ss = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kNormVecs; ++j) {
+    const int i = threadIdx.x + j * blockDim.x;
+    if (i < n4) {
+      v[j] = in[i];
+      ss += v[j].x * v[j].x + v[j].y * v[j].y + v[j].z * v[j].z + v[j].w * v[j].w;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kNormVecs; ++j) {
+    const int i = threadIdx.x + j * blockDim.x;
+    if (i < n4) g[j] = w[i];
+  }
+  ss = BlockSum(ss, scratch);
+  const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
+  __nv_bfloat162* o = reinterpret_cast<__nv_bfloat162*>(out + static_cast<size_t>(r) * hidden);
+#pragma unroll
+  for (int j = 0; j < kNormVecs; ++j) {
+    const int i = threadIdx.x + j * blockDim.x;
+    if (i < n4) {
+      o[2 * i] = __floats2bfloat162_rn(v[j].x * inv * g[j].x, v[j].y * inv * g[j].y);
+      o[2 * i + 1] = __floats2bfloat162_rn(v[j].z * inv * g[j].z, v[j].w * inv * g[j].w);
+    }
+  }
+}
+
 __global__ void QkvRopeKernel(const float* qkv, const float* bias, const int32_t* positions,
                               const int32_t* slots, int heads, int kv_heads, int head_dim,
                               const float* inv_freq, bool interleaved, float q_scale, float* q_out,
@@ -407,6 +448,16 @@ void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int 
 
 void LaunchRmsNorm(const float* x, const int32_t* rows, int num_rows, int hidden,
                    const float* weight, float eps, uint16_t* out, cudaStream_t stream) {
+  const int n4 = hidden / 4;
+  const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(weight) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(out) % 4 == 0;
+  if (hidden % 4 == 0 && aligned && n4 <= kNormVecs * 1024) {
+    const int threads = std::max(32, (n4 + kNormVecs * 32 - 1) / (kNormVecs * 32) * 32);
+    RmsNormVecKernel<<<num_rows, threads, 0, stream>>>(x, rows, hidden, weight, eps,
+                                                       reinterpret_cast<bf16*>(out));
+    return;
+  }
   RmsNormKernel<<<num_rows, hidden >= 2048 ? 1024 : 256, 0, stream>>>(x, rows, hidden, weight, eps,
                                                                       reinterpret_cast<bf16*>(out));
 }
