@@ -308,7 +308,6 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
       g.heads = attn.heads;
       g.kv_heads = attn.kv_heads;
       g.head_dim = attn.head_dim;
-      g.units = cuda::GemvUnits(g);
       if (!cuda::LaunchGemvOp(g, s)) return Status::Internal("cuda backend: qkv gemv refused");
       Mark("gemv_qkv_rope");
     } else {
@@ -342,9 +341,8 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
       o.u_out = xn_.as<uint16_t>();
       o.u_weight = w.ffn_norm.as<float>();
       o.ss_out = ss_.as<float>();
-      o.units = cuda::GemvUnits(o);
       if (!cuda::LaunchGemvOp(o, s)) return Status::Internal("cuda backend: o gemv refused");
-      ss_parts = cuda::GemvBlocks(o.units);
+      ss_parts = cuda::GemvBlocks(cuda::GemvUnits(o));
       Mark("gemv_o");
       cuda::GemvArgs gu = g;
       gu.op = cuda::GemvOp::kSwiGlu;
@@ -356,7 +354,6 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
       gu.ss_in = ss_.as<float>();
       gu.ss_in_parts = ss_parts;
       gu.act = act_.as<uint16_t>();
-      gu.units = cuda::GemvUnits(gu);
       if (!cuda::LaunchGemvOp(gu, s)) return Status::Internal("cuda backend: gate/up gemv refused");
       Mark("gemv_gate_up");
       cuda::GemvArgs d = o;

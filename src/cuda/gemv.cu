@@ -266,20 +266,11 @@ __global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvAr
           const int q_dim = a.heads * a.head_dim;
           const int kv_dim = a.kv_heads * a.head_dim;
           const size_t head_stride = static_cast<size_t>(a.block_size) * a.head_dim;
-          const int slot = a.slots[t];
-          bf16* k_block = reinterpret_cast<bf16*>(a.kv_layer) +
-                          static_cast<size_t>(slot / a.block_size) * 2 * a.kv_heads * head_stride +
-                          static_cast<size_t>(slot % a.block_size) * a.head_dim;
+          bf16* k_block = CacheSlotK(reinterpret_cast<bf16*>(a.kv_layer), a.slots[t], a.block_size,
+                                     a.kv_heads, a.head_dim);
           if (pair >= 0) {
-            // The CPU's angle: a float product, cos/sin of it correctly rounded.
-            const float pos = static_cast<float>(a.positions[t]);
-            const double angle = static_cast<double>(pos * a.inv_freq[pair]);
-            double s, c;
-            sincos(angle, &s, &c);
-            const float cf = static_cast<float>(c);
-            const float sf = static_cast<float>(s);
-            const float r0 = va * cf - vb * sf;
-            const float r1 = vb * cf + va * sf;
+            float r0 = va, r1 = vb;
+            RopeRotate(static_cast<float>(a.positions[t]), a.inv_freq[pair], r0, r1);
             if (ra < q_dim) {
               float* q = a.q_out + static_cast<size_t>(t) * q_dim;
               q[ra] = r0 * a.q_scale;
@@ -388,9 +379,11 @@ int GemvBlocks(int units) {
   return std::max(1, std::min(kMaxBlocks, (units + per_block - 1) / per_block));
 }
 
-bool LaunchGemvOp(const GemvArgs& a, cudaStream_t stream) {
-  if (a.k % 8 != 0 || a.tokens < 1 || a.tokens > kMaxGemvTokens) return false;
-  if (a.op == GemvOp::kQkvRope && a.head_dim % 2 != 0) return false;
+bool LaunchGemvOp(const GemvArgs& args, cudaStream_t stream) {
+  if (args.k % 8 != 0 || args.tokens < 1 || args.tokens > kMaxGemvTokens) return false;
+  if (args.op == GemvOp::kQkvRope && args.head_dim % 2 != 0) return false;
+  GemvArgs a = args;
+  a.units = GemvUnits(a);
   switch (a.tokens) {
     case 1:
       LaunchT<1>(a, stream);
@@ -430,7 +423,6 @@ bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, 
   a.k = k;
   a.x = x;
   a.tokens = tokens;
-  a.units = GemvUnits(a);
   a.y = y;
   return LaunchGemvOp(a, stream);
 }

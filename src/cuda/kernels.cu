@@ -117,8 +117,7 @@ __global__ void QkvRopeKernel(const float* qkv, const float* bias, const int32_t
   const float pos = static_cast<float>(positions[t]);
   const int slot = slots[t];
   const size_t head_stride = static_cast<size_t>(block_size) * head_dim;
-  bf16* k_block = kv_layer + static_cast<size_t>(slot / block_size) * 2 * kv_heads * head_stride +
-                  static_cast<size_t>(slot % block_size) * head_dim;
+  bf16* k_block = CacheSlotK(kv_layer, slot, block_size, kv_heads, head_dim);
   bf16* v_block = k_block + kv_heads * head_stride;
   // Rotated pairs of q and k heads.
   // grid.y splits a token's rotations and V copies over several blocks: one block per token
@@ -137,14 +136,8 @@ __global__ void QkvRopeKernel(const float* qkv, const float* bias, const int32_t
       a += bias[base + i0];
       b += bias[base + i1];
     }
-    // The CPU's angle: a float product, cos/sin of it correctly rounded (double then float).
-    const double angle = static_cast<double>(pos * inv_freq[i]);
-    double s, c;
-    sincos(angle, &s, &c);
-    const float cf = static_cast<float>(c);
-    const float sf = static_cast<float>(s);
-    const float r0 = a * cf - b * sf;
-    const float r1 = b * cf + a * sf;
+    float r0 = a, r1 = b;
+    RopeRotate(pos, inv_freq[i], r0, r1);
     if (h < heads) {
       float* q = q_out + static_cast<size_t>(t) * q_dim + base;
       q[i0] = r0 * q_scale;

@@ -29,6 +29,30 @@ __device__ __forceinline__ void GridDependencyWait() {
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
 }
+
+// Rotates the pair (a, b) by the angle pos * inv_freq exactly as the CPU backend does: the angle
+// is a float product, its cosine and sine correctly rounded (computed in double, then float).
+__device__ __forceinline__ void RopeRotate(float pos, float inv_freq, float& a, float& b) {
+  const double angle = static_cast<double>(pos * inv_freq);
+  double s, c;
+  sincos(angle, &s, &c);
+  const float cf = static_cast<float>(c);
+  const float sf = static_cast<float>(s);
+  const float r0 = a * cf - b * sf;
+  const float r1 = b * cf + a * sf;
+  a = r0;
+  b = r1;
+}
+
+// Head 0's K row of cache slot `slot` (= block * block_size + offset) in one layer's blocks;
+// head h's is h * block_size * head_dim further on, the V rows kv_heads heads after the K rows.
+template <typename T>
+__device__ __forceinline__ T* CacheSlotK(T* kv_layer, int slot, int block_size, int kv_heads,
+                                         int head_dim) {
+  const size_t head_stride = static_cast<size_t>(block_size) * head_dim;
+  return kv_layer + static_cast<size_t>(slot / block_size) * 2 * kv_heads * head_stride +
+         static_cast<size_t>(slot % block_size) * head_dim;
+}
 #endif
 
 // One attention work item: a tile of consecutive query tokens of one sequence against one
@@ -112,7 +136,7 @@ struct GemvArgs {
   const uint16_t* w = nullptr;  // bf16 [rows, k]
   int rows = 0, n = 0, k = 0;
   int tokens = 1;
-  int units = 0;                // GemvUnits(*this)
+  int units = 0;                // set by LaunchGemvOp (GemvUnits)
   const uint16_t* x = nullptr;  // bf16 [tokens, k]
   // Non-null: x is u = bf16(x' * g) of a residual x' and every dot product is scaled by
   // rsqrt(sum of ss_in[p * tokens + t] over p < ss_in_parts / k + eps): the RMSNorm, fused.

@@ -32,15 +32,7 @@ __global__ void RopeInPlaceKernel(float* qkv, const int32_t* positions, int head
     const int i0 = interleaved ? 2 * i : i;
     const int i1 = interleaved ? 2 * i + 1 : i + half;
     float* head = row + h * head_dim;
-    const float a = head[i0];
-    const float b = head[i1];
-    const double angle = static_cast<double>(pos * inv_freq[i]);
-    double s, c;
-    sincos(angle, &s, &c);
-    const float cf = static_cast<float>(c);
-    const float sf = static_cast<float>(s);
-    head[i0] = a * cf - b * sf;
-    head[i1] = b * cf + a * sf;
+    RopeRotate(pos, inv_freq[i], head[i0], head[i1]);
   }
 }
 
@@ -53,8 +45,7 @@ __global__ void SplitQkvToCacheKernel(const float* qkv, const int32_t* slots, in
   const float* row = qkv + static_cast<size_t>(t) * (q_dim + 2 * kv_dim);
   const int slot = slots[t];
   const size_t head_stride = static_cast<size_t>(block_size) * head_dim;
-  bf16* k_block = kv_layer + static_cast<size_t>(slot / block_size) * 2 * kv_heads * head_stride +
-                  static_cast<size_t>(slot % block_size) * head_dim;
+  bf16* k_block = CacheSlotK(kv_layer, slot, block_size, kv_heads, head_dim);
   bf16* v_block = k_block + kv_heads * head_stride;
   for (int i = threadIdx.x; i < q_dim; i += blockDim.x) {
     q_out[static_cast<size_t>(t) * q_dim + i] = row[i] * q_scale;
