@@ -342,7 +342,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
       o.u_weight = w.ffn_norm.as<float>();
       o.ss_out = ss_.as<float>();
       if (!cuda::LaunchGemvOp(o, s)) return Status::Internal("cuda backend: o gemv refused");
-      ss_parts = cuda::GemvBlocks(cuda::GemvUnits(o));
+      ss_parts = cuda::GemvBlocks(o);
       Mark("gemv_o");
       cuda::GemvArgs gu = g;
       gu.op = cuda::GemvOp::kSwiGlu;

@@ -30,10 +30,14 @@ using bf16 = __nv_bfloat16;
 constexpr int kWarps = 8;  // units (row pairs) per block and grid-stride step
 constexpr int kMaxBlocks = 4096;
 
-// Warps per unit: two, each streaming half of k, put more loads in flight early in a kernel
-// whose grid is only a few waves deep (the o and down projections have 2048 units). On an H200
-// at batch 1 (8B shape): 5.02-5.10 ms a step with two, 5.18-5.21 with one, 5.40-5.44 with four.
-constexpr int kKSplit = 2;
+// Warps per unit (each streams a contiguous slice of k): more loads in flight early in a
+// kernel whose grid is only a few waves deep, and for the QKV projection (3072 units) a grid
+// that fills the last wave (1536 blocks instead of 768 at 4 blocks an SM on 132 SMs). Measured
+// on an H200 at batch 1 / 2 (8B shape, step ms): one split for all, 1 / 2 / 4 warps: 5.18 / 5.02
+// / 5.40 (previous session); per op, QKV / o+down / gate+up = 2/2/2: 4.42-4.46 / 4.71-4.72,
+// 4/2/2: 4.40-4.50 / 4.69-4.78, 4/2/4: 4.37-4.42 / 4.65-4.68, 4/4/2: 4.51-4.53, 4/1/2: 4.64-4.66,
+// 4/2/1: 4.48-4.51 (bench/results/2026-12-01-cuda-h200-attn-tuner.md).
+constexpr int KSplit(GemvOp op) { return op == GemvOp::kQkvRope || op == GemvOp::kSwiGlu ? 4 : 2; }
 
 // Programmatic dependent launch (sm_90): on unless JISU_GEMV_PDL=0 (measurement hook).
 bool ProgrammaticLaunch() {
@@ -313,7 +317,7 @@ template <int T>
 void LaunchT(const GemvArgs& a, cudaStream_t stream) {
   constexpr int U = 4;  // loads in flight per row and lane
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(GemvBlocks(a.units));
+  config.gridDim = dim3(GemvBlocks(a));
   config.blockDim = dim3(kWarps * 32);
   config.stream = stream;
   cudaLaunchAttribute attr[1];
@@ -321,19 +325,19 @@ void LaunchT(const GemvArgs& a, cudaStream_t stream) {
   attr[0].val.programmaticStreamSerializationAllowed = ProgrammaticLaunch() ? 1 : 0;
   config.attrs = attr;
   config.numAttrs = 1;
-  constexpr int KS = kKSplit;
   switch (a.op) {
     case GemvOp::kStore:
-      cudaLaunchKernelEx(&config, GemvKernel<T, U, KS, GemvOp::kStore>, a);
+      cudaLaunchKernelEx(&config, GemvKernel<T, U, KSplit(GemvOp::kStore), GemvOp::kStore>, a);
       break;
     case GemvOp::kAccumulate:
-      cudaLaunchKernelEx(&config, GemvKernel<T, U, KS, GemvOp::kAccumulate>, a);
+      cudaLaunchKernelEx(&config,
+                         GemvKernel<T, U, KSplit(GemvOp::kAccumulate), GemvOp::kAccumulate>, a);
       break;
     case GemvOp::kSwiGlu:
-      cudaLaunchKernelEx(&config, GemvKernel<T, U, KS, GemvOp::kSwiGlu>, a);
+      cudaLaunchKernelEx(&config, GemvKernel<T, U, KSplit(GemvOp::kSwiGlu), GemvOp::kSwiGlu>, a);
       break;
     case GemvOp::kQkvRope:
-      cudaLaunchKernelEx(&config, GemvKernel<T, U, KS, GemvOp::kQkvRope>, a);
+      cudaLaunchKernelEx(&config, GemvKernel<T, U, KSplit(GemvOp::kQkvRope), GemvOp::kQkvRope>, a);
       break;
   }
 }
@@ -374,8 +378,9 @@ int GemvUnits(const GemvArgs& a) {
   }
 }
 
-int GemvBlocks(int units) {
-  const int per_block = kWarps / kKSplit;
+int GemvBlocks(const GemvArgs& a) {
+  const int per_block = kWarps / KSplit(a.op);
+  const int units = GemvUnits(a);
   return std::max(1, std::min(kMaxBlocks, (units + per_block - 1) / per_block));
 }
 

@@ -146,7 +146,7 @@ struct GemvArgs {
   float* y = nullptr;               // kStore / kAccumulate: f32 [tokens, rows]
   uint16_t* u_out = nullptr;        // kAccumulate: bf16 [tokens, rows] = y * u_weight
   const float* u_weight = nullptr;  // the next RMSNorm's weight
-  float* ss_out = nullptr;          // kAccumulate: [GemvBlocks(units)][tokens] partial sums of y^2
+  float* ss_out = nullptr;          // kAccumulate: [GemvBlocks(*this)][tokens] partial sums of y^2
   uint16_t* act = nullptr;          // kSwiGlu: bf16 [tokens, n]
   // kQkvRope (rows = q_dim + 2 kv_dim):
   const float* bias = nullptr;
@@ -160,7 +160,7 @@ struct GemvArgs {
   int block_size = 0, heads = 0, kv_heads = 0, head_dim = 0;
 };
 int GemvUnits(const GemvArgs& args);
-int GemvBlocks(int units);  // the grid, and the number of ss_out parts
+int GemvBlocks(const GemvArgs& args);  // the grid, and the number of ss_out parts
 // False (nothing launched) when the shape is not handled (k % 8 != 0, tokens > 8).
 bool LaunchGemvOp(const GemvArgs& args, cudaStream_t stream);
 // The embedding for the fused path: x = table[ids], u = bf16(x * g), ss[t] = sum(x^2) (one part).
