@@ -309,6 +309,12 @@ TEST_F(CudaBackendTest, FlashDecodeVariantsMatchCpu) {
 TEST_F(CudaBackendTest, FlashAttentionMatchesCpuSlidingWindow) {
   CompareSyntheticWithCpu(Architecture::kMistral, 8, 2, 128, 48, 0);
 }
+// Every key its own chunk (up to 524 keys): the combine kernel merges hundreds of partials.
+TEST_F(CudaBackendTest, AttentionCombineOverManyChunks) {
+  auto model = SyntheticModel(Architecture::kLlama, 2, 1, 64, std::nullopt);
+  ASSERT_TRUE(model);
+  CompareModelWithCpu(*model, "synthetic h2/kv1/d64", Ids(500, model->config().vocab_size, 9), 1);
+}
 // K/V tile loads copy runs of consecutive keys from one page when the block size allows; other
 // block sizes, chunk starts and window starts inside a run take the key-by-key path.
 TEST_F(CudaBackendTest, FlashAttentionMatchesCpuAtOtherBlockSizes) {
