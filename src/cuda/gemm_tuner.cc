@@ -161,7 +161,15 @@ Status GemmTuner::Choose(const Key& key, Plan& plan, const void* w, cudaStream_t
       return Status::Ok();
     }
     cublasLtMatmulAlgo_t algo{};
-    JISU_RETURN_IF_ERROR(TimeBucket(bkey, w, stream, algo));
+    if (!TimeBucket(bkey, w, stream, algo).ok()) {
+      // Tuning is an optimization: without room for its scratch (the KV pool may hold nearly
+      // all device memory) the bucket keeps the heuristic's pick.
+      cudaGetLastError();
+      scratch_x_.Reset();
+      scratch_.Reset();
+      flush_.Reset();
+      algo = plan.algo;
+    }
     found = tuned_.emplace(bkey, algo).first;
   }
   // The bucket's algorithm, where it supports this token count.
