@@ -144,8 +144,10 @@ using matmul_internal::kMaxDotTokens;
 using matmul_internal::WeightKind;
 
 constexpr int64_t kKc = 256;  // depth of a packed slice (multiple of every block size)
-constexpr int64_t kNc = 128;  // output rows per GEMM task (multiple of every nr)
-constexpr int64_t kMc = 96;   // tokens per packed activation block (multiple of every mr)
+// Output rows per GEMM task at most: a multiple of the integer path's kIntNr; the float path
+// uses the largest multiple of its nr below it (AVX2's nr is 24).
+constexpr int64_t kNc = 128;
+constexpr int64_t kMc = 96;  // tokens per packed activation block (multiple of every mr)
 // From this many tokens on, GEMM (dequantize once into a panel, reuse across tokens) beats
 // re-expanding each weight block for every group of kMaxDotTokens tokens.
 // Measured on Zen 4 (1024 x 2048, one thread): dot wins clearly up to 16 tokens, the two are
@@ -510,7 +512,7 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.rows_per_task = (s.rows_per_task + 3) / 4 * 4;
     s.num_tasks = (w.rows + s.rows_per_task - 1) / s.rows_per_task;
   } else {
-    s.rows_per_chunk = kNc;
+    s.rows_per_chunk = p.iks != nullptr ? kNc : kNc / p.ks->nr * p.ks->nr;
     if (p.iks != nullptr && parallel && num_tokens <= 64) {
       // Batched decode: a few tokens, so one task per row chunk and no token split. Chunks of
       // kNc rows left a 576-row matrix as 4.5 tasks for 2 workers (one idles a third of the
