@@ -144,16 +144,15 @@ using matmul_internal::kMaxDotTokens;
 using matmul_internal::WeightKind;
 
 constexpr int64_t kKc = 256;  // depth of a packed slice (multiple of every block size)
-constexpr int64_t kNc = 128;  // output rows per GEMM task (multiple of every nr)
-constexpr int64_t kMc = 96;   // tokens per packed activation block (multiple of every mr)
+// Output rows per GEMM task at most: a multiple of the integer path's kIntNr; the float path
+// uses the largest multiple of its nr below it (AVX2's nr is 24).
+constexpr int64_t kNc = 128;
+constexpr int64_t kMc = 96;  // tokens per packed activation block (multiple of every mr)
 // From this many tokens on, GEMM (dequantize once into a panel, reuse across tokens) beats
 // re-expanding each weight block for every group of kMaxDotTokens tokens.
 // Measured on Zen 4 (1024 x 2048, one thread): dot wins clearly up to 16 tokens, the two are
 // even near 24 (GEMM pads tokens to the micro-tile and pays for packing).
 constexpr int64_t kGemmMinTokens = 20;
-// Up to this many tokens (batched decode; at most kMc, one token block) the float GEMM packs
-// all activations once per call; beyond, per task, where the block stays L2-resident.
-constexpr int64_t kMaxPrepackTokens = 64;
 // Below this many multiply-adds the pool's wake-up costs more than it saves.
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
 constexpr int64_t kDotRowBlock = 16;  // rows per inner block when tokens need several groups
@@ -218,9 +217,9 @@ struct Problem {
   int64_t y_stride;
   const IntKernelSet* iks;  // non-null: integer path on qa
   QuantizedActs qa;
-  // Float GEMM on a batched-decode call: every token's activations packed once per call
-  // (slice at pc: a_packed + pc * tokens_padded, token panel at + t * kc) instead of once
-  // per task, which repeated the packing for every row chunk. nullptr: pack per task.
+  // Float GEMM: every token's activations packed once per call (slice at pc: a_packed + pc *
+  // tokens_padded, token panel at + t * kc) instead of once per task, which repeated the
+  // packing for every row chunk. nullptr: pack per task (a single row chunk).
   const float* a_packed = nullptr;
   int64_t tokens_padded = 0;
   // Batch-1 integer GEMV (matmul_gemv.h): used by DotTask when set.
@@ -367,12 +366,15 @@ void GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) 
       } else {
         PackActivations(p, ic, mc, pc, kc, a);
       }
-      for (int64_t i0 = 0; i0 < mc; i0 += mr) {
-        const int64_t mvalid = std::min<int64_t>(mr, mc - i0);
-        const float* ap = a_block + i0 * kc;
-        for (int64_t j0 = 0; j0 < nc; j0 += nr) {
-          const int64_t nvalid = std::min<int64_t>(nr, nc - j0);
-          const float* bp = b + j0 * kc;
+      // Row panel outer, token panel inner: the nr-row weight panel (nr * kc floats) stays in
+      // L1 while the token panels stream from L2. The other order streamed the weight panel,
+      // whose nr floats per k outnumber a token panel's mr, so it moved more bytes from L2.
+      for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+        const int64_t nvalid = std::min<int64_t>(nr, nc - j0);
+        const float* bp = b + j0 * kc;
+        for (int64_t i0 = 0; i0 < mc; i0 += mr) {
+          const int64_t mvalid = std::min<int64_t>(mr, mc - i0);
+          const float* ap = a_block + i0 * kc;
           float* c = p.y + (ic + i0) * p.y_stride + o0 + j0;
           if (mvalid == mr && nvalid == nr) {
             p.ks->gemm(kc, ap, bp, c, p.y_stride, accumulate);
@@ -510,7 +512,7 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.rows_per_task = (s.rows_per_task + 3) / 4 * 4;
     s.num_tasks = (w.rows + s.rows_per_task - 1) / s.rows_per_task;
   } else {
-    s.rows_per_chunk = kNc;
+    s.rows_per_chunk = p.iks != nullptr ? kNc : kNc / p.ks->nr * p.ks->nr;
     if (p.iks != nullptr && parallel && num_tokens <= 64) {
       // Batched decode: a few tokens, so one task per row chunk and no token split. Chunks of
       // kNc rows left a 576-row matrix as 4.5 tasks for 2 workers (one idles a third of the
@@ -530,7 +532,10 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.tokens_per_task = ((num_tokens + token_chunks - 1) / token_chunks + mr - 1) / mr * mr;
     s.num_tasks = s.row_chunks * ((num_tokens + s.tokens_per_task - 1) / s.tokens_per_task);
   }
-  if (s.gemm && p.iks == nullptr && s.row_chunks > 1 && num_tokens <= kMaxPrepackTokens) {
+  // The float GEMM packs every token's activations once per call, shared by all tasks. Packing
+  // per task repeated it for every kNc-row chunk: 26% of a 1-thread F16 pp512 on Zen 3 (perf),
+  // more than the dequantization of the weights.
+  if (s.gemm && p.iks == nullptr && s.row_chunks > 1) {
     const int64_t mr = p.ks->mr;
     const int64_t padded = (num_tokens + mr - 1) / mr * mr;
     float* packed = t_act_pack.Get(static_cast<size_t>(padded * w.cols));

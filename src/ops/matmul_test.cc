@@ -217,5 +217,16 @@ TEST_F(MatMulTest, LargerPrefillQ4_1) {
   CheckAgainstReference(w, 200, "q4_1 300x1024 tokens=200", &worst);
 }
 
+// F16 prefill on the float GEMM with activations packed once per call: several token blocks
+// (203 tokens: not a multiple of any mr), row chunks whose last one is not a multiple of any nr
+// (301 rows), and 1001 columns: a partial last slice whose depth is not a multiple of the
+// vector transposes' 8 or 16.
+TEST_F(MatMulTest, LargerPrefillF16OddSizes) {
+  std::mt19937 rng(7);
+  const TestWeights w = MakeWeights(DType::kF16, 301, 1001, rng);
+  double worst = 0;
+  CheckAgainstReference(w, 203, "f16 301x1001 tokens=203", &worst);
+}
+
 }  // namespace
 }  // namespace jisu
