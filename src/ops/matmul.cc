@@ -224,7 +224,7 @@ struct Problem {
   int64_t tokens_padded = 0;
   // Batch-1 integer GEMV (matmul_gemv.h): used by DotTask when set.
   matmul_internal::GemvFn gemv = nullptr;
-  matmul_internal::GemvActs gacts;
+  matmul_internal::GemvActs gacts{};
 };
 
 // ---- Decode -------------------------------------------------------------------------------
