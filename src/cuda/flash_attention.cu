@@ -456,7 +456,9 @@ void Launch(const AttnArgs& args, cudaStream_t stream) {
 // - head dim 128 (Llama-3.1-8B shape, context 1024): 2 warps / 32-key tiles / 3 stages (56 KB,
 //   four blocks per SM) 8.52 / 18.01, against 8.62-8.75 / 18.38 for 4 / 64 / 2, 8.96 / 18.95
 //   for 4 / 64 / 3, 9.37 / 21.48 for 2 / 32 / 4, 10.28 / 24.56 for 2 / 32 / 6 and 12.16 /
-//   32.40 for 1 / 16 / 8;
+//   32.40 for 1 / 16 / 8. After the run-copy load path (2026-12-01-cuda-h200-attn-tuner.md):
+//   2 / 32 / 3 7.87-7.90 / 16.89-17.00, 4 / 64 / 3 7.90-7.98 / 16.99-17.00, 2 / 32 / 4
+//   8.06-8.18 / 17.02-17.06, 2 / 64 / 2 8.48-8.79 / 17.25-17.28, 2 / 64 / 3 9.03 / 19.67;
 // - head dim 64 (Llama-3.2-1B shape, context 2048): 4 / 64 / 2 (39 KB) 2.78-2.82 / 6.67-6.69,
 //   against 3.28-3.31 / 7.41-7.42 for 2 / 32 / 3 (Qwen2.5-0.5B, group 7: 2.45 / 4.09-4.11
 //   against 2.22-2.27 / 4.83-4.85).
