@@ -59,7 +59,8 @@ Status GemmTuner::MakePlan(const Key& key, Plan& plan) {
   return Status::Ok();
 }
 
-// The first heuristic pick for `key` (the cuBLAS default's equivalent).
+// cuBLASLt's heuristic ranking for the plan's shape, best first (its first entry is what the
+// library would run by default), at most `want` entries.
 static Status Heuristic(cublasLtHandle_t lt, cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t a,
                         cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, uint64_t workspace,
                         int want, std::vector<cublasLtMatmulHeuristicResult_t>& results) {
