@@ -211,7 +211,7 @@ Status CudaBackend::Run(const ForwardBatch& batch, std::span<const RowSampling> 
                                        num_device * sizeof(cuda::DeviceSampling),
                                        cudaMemcpyHostToDevice, stream_));
       cuda::LaunchSampleRows(logits_.as<float>(), static_cast<int>(vocab),
-                             sample_dev_.as<cuda::DeviceSampling>(), num_device,
+                             sample_dev_.as<cuda::DeviceSampling>(), sample_host_, num_device,
                              ids_dev_.as<int32_t>(), sample_scratch_.get(), stream_);
       JISU_CUDA_RETURN(cudaMemcpyAsync(ids_host_, ids_dev_.get(), num_device * sizeof(int32_t),
                                        cudaMemcpyDeviceToHost, stream_));

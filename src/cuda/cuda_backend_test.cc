@@ -585,6 +585,61 @@ TEST_F(CudaBackendTest, DeviceSamplingSplitRowsDrawFromTheHostSamplersDistributi
   CheckDeviceDraws(*gpu, *model, Params(0.7f, 0, 0.8f, 0), 1);
 }
 
+// Rows with different filters in one split grid: a filter one row uses runs in every block of
+// the grid (it holds the grid syncs in step), as a no-op for the rows without it.
+TEST_F(CudaBackendTest, DeviceSamplingMixedFiltersInOneGrid) {
+  auto model = Load("tiny-llama");
+  ASSERT_TRUE(model);
+  auto gpu = Gpu(*model, 16);
+  ASSERT_TRUE(gpu && gpu->CanSample());
+  const std::vector<SamplingParams> row_params = {Params(0, 0, 1, 0), Params(1.2f, 7, 1, 0),
+                                                  Params(0.7f, 0, 0.8f, 0), Params(1, 0, 1, 0)};
+  const std::vector<int32_t> prompt = model->tokenizer().Encode("The quick brown fox", false);
+  const std::vector<int32_t> blocks = {3, 1};
+  const int64_t last = static_cast<int64_t>(prompt.size()) - 1;
+  const int32_t vocab = static_cast<int32_t>(model->config().vocab_size);
+  const int rows_per_call = static_cast<int>(row_params.size());
+  constexpr int kSteps = 400;
+  const std::vector<int64_t> rows(rows_per_call + 1, last);
+  ForwardBatch batch{prompt, {BatchSequence{static_cast<int64_t>(prompt.size()), 0, blocks}}, rows};
+  std::vector<std::map<int32_t, int>> count(rows_per_call);
+  std::vector<float> logits(rows.size() * vocab);
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<RowSampling> sampling(rows.size());
+    for (int j = 1; j <= rows_per_call; ++j) {
+      const SamplingParams& sp = row_params[j - 1];
+      RowSampling& r = sampling[j];
+      r.on_device = true;
+      r.temperature = sp.temperature;
+      r.top_k = sp.top_k;
+      r.top_p = sp.top_p;
+      r.min_p = sp.min_p;
+      r.u = (step + 0.5) / kSteps;
+    }
+    std::vector<int32_t> ids(rows.size(), -1);
+    Status st = gpu->ForwardSample(batch, sampling, logits.data(), ids.data());
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    for (int j = 1; j <= rows_per_call; ++j) ++count[j - 1][ids[j]];
+  }
+  for (int j = 0; j < rows_per_call; ++j) {
+    const SamplingParams& sp = row_params[j];
+    Sampler host(sp);
+    std::vector<float> scratch(logits.begin(), logits.begin() + vocab);
+    std::map<int32_t, double> prob;
+    for (const TokenProb& tp : host.Distribution(scratch.data(), vocab, {}, {})) {
+      prob[tp.id] = tp.prob;
+    }
+    for (const auto& [id, n] : count[j]) {
+      EXPECT_TRUE(prob.count(id)) << "row " << j << ": token " << id << " is filtered on the host";
+    }
+    for (const auto& [id, p] : prob) {
+      const auto it = count[j].find(id);
+      const double share = it == count[j].end() ? 0.0 : it->second / static_cast<double>(kSteps);
+      EXPECT_NEAR(share, p, 2.0 / kSteps + 1e-4) << "row " << j << " token " << id;
+    }
+  }
+}
+
 TEST_F(CudaBackendTest, RejectsBadBatches) {
   auto model = Load("tiny-draft");
   ASSERT_TRUE(model);

@@ -168,10 +168,23 @@ __global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvAr
   }
   GridDependencyWait();
   if (a.ss_in != nullptr) {
-    // r per token from the producer's partial sums of squares.
+    // r per token from the producer's partial sums of squares (512 of them after the o and
+    // down projections), a lane's loads all in flight at once: this sits between the
+    // dependency wait and the first product of every block. Fewer at a time with more tokens:
+    // at two tokens 16 made the accumulating kernels spill (ptxas, 64 registers).
+    constexpr int kBatch = T == 1 ? 16 : 4;
     for (int t = warp; t < T; t += kWarps) {
       float s = 0.0f;
-      for (int p = lane; p < a.ss_in_parts; p += 32) s += a.ss_in[p * T + t];
+      for (int p0 = lane; p0 < a.ss_in_parts; p0 += 32 * kBatch) {
+        float v[kBatch];
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j) {
+          const int p = p0 + 32 * j;
+          v[j] = p < a.ss_in_parts ? a.ss_in[p * T + t] : 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j) s += v[j];
+      }
       s = WarpSum(s);
       if (lane == 0) inv_rms[t] = rsqrtf(s / static_cast<float>(a.k) + a.eps);
     }

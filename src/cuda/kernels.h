@@ -197,10 +197,13 @@ struct DeviceSampling {
 };
 // out[i] = the token drawn from logits row params[i].row ([*, vocab] f32, device memory).
 // `scratch` (SampleScratchBytes(), device memory) lets few rows be split over several blocks;
-// null: one block per row.
+// null: one block per row. `host_params` is the host's copy of `params` (read here, to skip the
+// filters no row uses). A split block keeps its share of the row in shared memory when it has
+// at most `max_cached` floats (< 0: the kernel's limit; 0: never, for tests).
 size_t SampleScratchBytes();
-void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params, int num_rows,
-                      int32_t* out, void* scratch, cudaStream_t stream);
+void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params,
+                      const DeviceSampling* host_params, int num_rows, int32_t* out, void* scratch,
+                      cudaStream_t stream, int max_cached = -1);
 
 // Weight generation for benchmarks: uniform in [-scale, scale] from a counter hash.
 void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed, cudaStream_t stream);

@@ -117,6 +117,30 @@ struct RowSlice {
 
 __device__ void RowSync() { cooperative_groups::this_grid().sync(); }
 
+// A block's view of its logits: its share of the row copied into shared memory when it fits
+// (split rows: every pass after the first reads shared memory instead of waiting on L2 loads),
+// else the row in global memory.
+struct RowView {
+  const float* global;
+  const float* cached;  // [lo, hi) of the row, or null
+  int lo;
+  __device__ __forceinline__ float operator[](int i) const {
+    return cached != nullptr ? cached[i - lo] : global[i];
+  }
+};
+// Floats of a row slice cached in shared memory at most (48 KB).
+constexpr int kMaxCached = 12288;
+
+// The row's S partials at src[first .. first + S), all loads in flight at once (a loop that
+// waits for each L2 load before the next had made every cross-block reduction ~S round trips
+// long); `fill` past S.
+template <typename T>
+__device__ __forceinline__ void LoadPartials(const T* src, const RowSlice& rs, T fill,
+                                             T (&v)[kMaxSplit]) {
+#pragma unroll
+  for (int p = 0; p < kMaxSplit; ++p) v[p] = p < rs.split ? __ldcg(src + rs.first + p) : fill;
+}
+
 // Max value over the row; ties by lowest id. Every thread gets both.
 __device__ void RowArgMax(float v, int id, BlockScratch& s, RowSlice& rs, float* best_v,
                           int* best_id) {
@@ -127,14 +151,17 @@ __device__ void RowArgMax(float v, int id, BlockScratch& s, RowSlice& rs, float*
     rs.g.max_id[blockIdx.x] = *best_id;
   }
   RowSync();
+  float pv[kMaxSplit];
+  int pi[kMaxSplit];
+  LoadPartials(rs.g.max_v, rs, -INFINITY, pv);
+  LoadPartials(rs.g.max_id, rs, 0x7fffffff, pi);
   float bv = -INFINITY;
   int bi = 0x7fffffff;
-  for (int p = 0; p < rs.split; ++p) {
-    const float pv = __ldcg(rs.g.max_v + rs.first + p);
-    const int pi = __ldcg(rs.g.max_id + rs.first + p);
-    if (pv > bv || (pv == bv && pi < bi)) {
-      bv = pv;
-      bi = pi;
+#pragma unroll
+  for (int p = 0; p < kMaxSplit; ++p) {
+    if (pv[p] > bv || (pv[p] == bv && pi[p] < bi)) {
+      bv = pv[p];
+      bi = pi[p];
     }
   }
   *best_v = bv;
@@ -151,19 +178,66 @@ __device__ double RowSumD(double v, BlockScratch& s, RowSlice& rs, double* offse
   rs.buf ^= 1;
   if (threadIdx.x == 0) sums[blockIdx.x] = v;
   RowSync();
+  double v_p[kMaxSplit];
+  LoadPartials(sums, rs, 0.0, v_p);
   double total = 0;
-  for (int p = 0; p < rs.split; ++p) {
+#pragma unroll
+  for (int p = 0; p < kMaxSplit; ++p) {
     if (p == rs.part && offset) *offset = total;
-    total += __ldcg(sums + rs.first + p);
+    total += v_p[p];
   }
   return total;
+}
+
+// Warp 0: the highest bin d where the mass above it (s.mass_above + bins > d) plus its own
+// reaches `target`; sets s.prefix's digit, s.mass_above, and s.found = 0 when no bin does.
+// A lane sums 8 bins, a scan over lanes finds the lane that crosses the target, and that lane
+// walks its bins (one thread walking all 256 had taken ~4 us a pass).
+__device__ void FindTargetBin(BlockScratch& s, double target, uint32_t prefix, int shift) {
+  constexpr int kPer = kBins / 32;
+  const int lane = threadIdx.x % 32;
+  const int top = kBins - 1 - lane * kPer;  // this lane's bins: top, top - 1, ..., descending
+  double chunk = 0;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) chunk += s.fbin[top - j];
+  double incl = chunk;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const double v = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += v;
+  }
+  double excl = __shfl_up_sync(0xffffffffu, incl, 1);
+  if (lane == 0) excl = 0;
+  const double base = s.mass_above;
+  const unsigned hit = __ballot_sync(0xffffffffu, base + incl >= target);
+  __syncwarp();
+  if (hit == 0) {
+    if (lane == 31) {
+      s.found = 0;  // rounding: the target is not reached
+      s.mass_above = base + incl;
+      s.prefix = prefix;
+    }
+    return;
+  }
+  if (lane != __ffs(hit) - 1) return;
+  double above = base + excl;
+  int d = top - kPer + 1;  // the lane's last bin if rounding keeps the walk below the target
+  for (int j = 0; j < kPer; ++j) {
+    if (above + s.fbin[top - j] >= target) {
+      d = top - j;
+      break;
+    }
+    if (j + 1 < kPer) above += s.fbin[top - j];
+  }
+  s.mass_above = above;
+  s.prefix = prefix | (static_cast<uint32_t>(d) << shift);
 }
 
 // The largest key t such that the weight of kept tokens with key > t is below `target` and
 // with key >= t reaches it (count weights: the target-th largest). found = 0 when the kept
 // weight never reaches the target. `weight(i, v)` is the token's weight (0 = not kept).
 template <typename Weight>
-__device__ uint32_t RadixSelect(const float* v, RowSlice& rs, double target, Weight weight,
+__device__ uint32_t RadixSelect(const RowView& v, RowSlice& rs, double target, Weight weight,
                                 BlockScratch& s, bool* found) {
   if (threadIdx.x == 0) {
     s.prefix = 0;
@@ -197,28 +271,19 @@ __device__ uint32_t RadixSelect(const float* v, RowSlice& rs, double target, Wei
       rs.buf ^= 1;
       RowSync();
       for (int b = threadIdx.x; b < kBins; b += kThreads) {
-        float sum = 0.0f;
-        for (int p = 0; p < rs.split; ++p) {
-          sum += __ldcg(hist + static_cast<size_t>(rs.first + p) * kBins + b);
+        float h[kMaxSplit];
+#pragma unroll
+        for (int p = 0; p < kMaxSplit; ++p) {
+          h[p] = p < rs.split ? __ldcg(hist + static_cast<size_t>(rs.first + p) * kBins + b) : 0.0f;
         }
+        float sum = 0.0f;
+#pragma unroll
+        for (int p = 0; p < kMaxSplit; ++p) sum += h[p];
         s.fbin[b] = sum;
       }
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      double above = s.mass_above;
-      int d = kBins - 1;
-      for (; d >= 0; --d) {
-        if (above + s.fbin[d] >= target) break;
-        above += s.fbin[d];
-      }
-      if (d < 0) {
-        s.found = 0;  // rounding: the target is not reached
-        d = 0;
-      }
-      s.mass_above = above;
-      s.prefix = prefix | (static_cast<uint32_t>(d) << shift);
-    }
+    if (threadIdx.x < 32) FindTargetBin(s, target, prefix, shift);
     __syncthreads();
     if (!s.found && rs.split == 1) break;  // split rows keep every block's syncs in step
   }
@@ -227,10 +292,21 @@ __device__ uint32_t RadixSelect(const float* v, RowSlice& rs, double target, Wei
   return s.prefix;
 }
 
+// What any row of the launch asks for (from the host's copy of the parameters). The blocks of a
+// split grid take every grid sync together, so a filter that one row uses runs (as a no-op) in
+// every row; one that no row uses is skipped by all (batch 1, temperature + top-p: four grid
+// syncs and passes over the row fewer).
+struct LaunchFilters {
+  bool all_greedy = false;
+  bool any_top_k = false;
+  bool any_top_p = false;
+};
+
 __global__ void __launch_bounds__(kThreads)
     SampleRowsKernel(const float* logits, int vocab, const DeviceSampling* params, int32_t* out,
-                     int split, SamplePartials partials) {
+                     int split, SamplePartials partials, LaunchFilters filters, bool cache) {
   __shared__ BlockScratch s;
+  extern __shared__ float cached_slice[];
   RowSlice rs;
   rs.split = split;
   rs.part = blockIdx.x % split;
@@ -241,7 +317,8 @@ __global__ void __launch_bounds__(kThreads)
   rs.g = partials;
   const int r = blockIdx.x / split;
   const DeviceSampling p = params[r];
-  const float* row = logits + static_cast<size_t>(p.row) * vocab;
+  const float* global_row = logits + static_cast<size_t>(p.row) * vocab;
+  const RowView row{global_row, cache ? cached_slice : nullptr, rs.lo};
   // Split rows never return early: every block must reach every grid sync.
   const bool coop = split > 1;
 
@@ -251,7 +328,8 @@ __global__ void __launch_bounds__(kThreads)
   float best = -INFINITY;
   int best_id = rs.lo;
   for (int i = rs.lo + threadIdx.x; i < rs.hi; i += kThreads) {
-    float x = row[i];
+    float x = global_row[i];
+    if (cache) cached_slice[i - rs.lo] = x;  // visible to all after RowArgMax's barriers
     if (isnan(x)) x = -INFINITY;
     if (scale) x /= p.temperature;
     if (x > best) {  // strided ids ascend per thread: ties keep the lowest
@@ -263,8 +341,8 @@ __global__ void __launch_bounds__(kThreads)
   int max_id;
   RowArgMax(best, best_id, s, rs, &max_v, &max_id);
   const bool greedy = p.temperature <= 0.0f || max_v == -INFINITY || max_v == INFINITY;
-  if (greedy && !coop) {
-    if (threadIdx.x == 0) out[r] = max_id;
+  if (greedy && (!coop || filters.all_greedy)) {
+    if (threadIdx.x == 0 && rs.part == 0) out[r] = max_id;
     return;
   }
   auto value = [&](int i) {
@@ -276,7 +354,7 @@ __global__ void __launch_bounds__(kThreads)
   // top-k: the k-th largest finite value (ties at it stay).
   float kth = -INFINITY;
   const bool use_top_k = !greedy && p.top_k > 0 && p.top_k < vocab;
-  if (use_top_k || coop) {
+  if (use_top_k || (coop && filters.any_top_k)) {
     bool found = false;
     const uint32_t key = RadixSelect(
         row, rs, static_cast<double>(p.top_k),
@@ -306,7 +384,7 @@ __global__ void __launch_bounds__(kThreads)
   bool has_cut = false;
   uint32_t cut = 0;
   const bool use_top_p = !greedy && p.top_p < 1.0f;
-  if (use_top_p || coop) {
+  if (use_top_p || (coop && filters.any_top_p)) {
     bool found = false;
     cut = RadixSelect(
         row, rs, static_cast<double>(p.top_p) * total,
@@ -345,13 +423,18 @@ __global__ void __launch_bounds__(kThreads)
     double* sums = rs.g.sum + rs.buf * gridDim.x;
     if (threadIdx.x == 0) sums[blockIdx.x] = block_mass;
     RowSync();
+    double masses[kMaxSplit];
+    LoadPartials(sums, rs, 0.0, masses);
     sum = 0;
     int holder = -1, last_nonzero = -1;
-    for (int q = 0; q < rs.split; ++q) sum += __ldcg(sums + rs.first + q);
+#pragma unroll
+    for (int q = 0; q < kMaxSplit; ++q) sum += masses[q];
     const double point = p.u * sum;
     double acc = 0;
-    for (int q = 0; q < rs.split; ++q) {
-      const double m = __ldcg(sums + rs.first + q);
+#pragma unroll
+    for (int q = 0; q < kMaxSplit; ++q) {
+      if (q >= rs.split) break;
+      const double m = masses[q];
       if (m > 0) {
         last_nonzero = q;
         if (holder < 0 && point < acc + m) holder = q;
@@ -399,9 +482,19 @@ size_t SampleScratchBytes() {
   return kGrid * (2 * kBins * sizeof(float) + 2 * sizeof(double) + sizeof(float) + sizeof(int));
 }
 
-void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params, int num_rows,
-                      int32_t* out, void* scratch, cudaStream_t stream) {
+void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params,
+                      const DeviceSampling* host_params, int num_rows, int32_t* out, void* scratch,
+                      cudaStream_t stream, int max_cached) {
   if (num_rows <= 0) return;
+  LaunchFilters filters;
+  filters.all_greedy = true;
+  for (int r = 0; r < num_rows; ++r) {
+    const DeviceSampling& p = host_params[r];
+    const bool greedy = p.temperature <= 0.0f;
+    filters.all_greedy &= greedy;
+    filters.any_top_k |= !greedy && p.top_k > 0 && p.top_k < vocab;
+    filters.any_top_p |= !greedy && p.top_p < 1.0f;
+  }
   // Blocks per row: as many as keep every block of the grid resident at once (a cooperative
   // launch needs that), at most kMaxSplit.
   static const int capacity = [] {
@@ -410,7 +503,10 @@ void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* para
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     int coop = 0;
     cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, SampleRowsKernel, kThreads, 0);
+    constexpr int kCacheBytes = kMaxCached * sizeof(float);
+    cudaFuncSetAttribute(SampleRowsKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         kCacheBytes);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, SampleRowsKernel, kThreads, kCacheBytes);
     return coop ? std::min(sms, sms * per_sm) : 0;
   }();
   int split = scratch != nullptr && capacity > 0 ? std::min(kMaxSplit, capacity / num_rows) : 1;
@@ -424,21 +520,27 @@ void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* para
     partials.sum = reinterpret_cast<double*>(base + kGrid * 2 * kBins * sizeof(float));
     partials.max_v = reinterpret_cast<float*>(partials.sum + 2 * kGrid);
     partials.max_id = reinterpret_cast<int*>(partials.max_v + kGrid);
+    const int per_block = (vocab + split - 1) / split;
+    bool cache = per_block <= (max_cached < 0 ? kMaxCached : std::min(max_cached, kMaxCached));
+    const size_t cache_bytes = cache ? per_block * sizeof(float) : 0;
     void* args[] = {const_cast<float**>(&logits),
                     &vocab,
                     const_cast<DeviceSampling**>(&params),
                     &out,
                     &split,
-                    &partials};
+                    &partials,
+                    &filters,
+                    &cache};
     if (cudaLaunchCooperativeKernel(reinterpret_cast<void*>(SampleRowsKernel),
-                                    dim3(num_rows * split), dim3(kThreads), args, 0,
+                                    dim3(num_rows * split), dim3(kThreads), args, cache_bytes,
                                     stream) == cudaSuccess) {
       return;
     }
     cudaGetLastError();  // not launched: one block per row then
     split = 1;
   }
-  SampleRowsKernel<<<num_rows, kThreads, 0, stream>>>(logits, vocab, params, out, 1, partials);
+  SampleRowsKernel<<<num_rows, kThreads, 0, stream>>>(logits, vocab, params, out, 1, partials,
+                                                      filters, false);
 }
 
 }  // namespace jisu::cuda
