@@ -131,7 +131,6 @@ template <int T, int U, int KS, GemvOp kOp>
 __global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvArgs a) {
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
-  __shared__ float inv_rms[T];
   __shared__ float ss_warp[kWarps][T];
   // The next kernel of the step may launch now: it only prefetches its weights until this
   // grid has finished (its griddepcontrol.wait).
@@ -167,13 +166,16 @@ __global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvAr
     }
   }
   GridDependencyWait();
+  // r per token from the producer's partial sums of squares (512 of them after the o and down
+  // projections), a lane's loads in flight at once. One token: every warp sums them itself,
+  // since a block barrier behind one warp's sums had been the QKV kernel's largest stall (15%
+  // of its samples, Nsight Compute). More tokens: warp t sums token t's, fewer loads at a time
+  // and r through shared memory (registers: at two tokens the one-token way spills at 64).
+  __shared__ float inv_rms_shared[T];
+  float inv_rms_one = 1.0f;
   if (a.ss_in != nullptr) {
-    // r per token from the producer's partial sums of squares (512 of them after the o and
-    // down projections), a lane's loads all in flight at once: this sits between the
-    // dependency wait and the first product of every block. Fewer at a time with more tokens:
-    // at two tokens 16 made the accumulating kernels spill (ptxas, 64 registers).
     constexpr int kBatch = T == 1 ? 16 : 4;
-    for (int t = warp; t < T; t += kWarps) {
+    for (int t = T == 1 ? 0 : warp; t < T; t += kWarps) {
       float s = 0.0f;
       for (int p0 = lane; p0 < a.ss_in_parts; p0 += 32 * kBatch) {
         float v[kBatch];
@@ -185,10 +187,14 @@ __global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvAr
 #pragma unroll
         for (int j = 0; j < kBatch; ++j) s += v[j];
       }
-      s = WarpSum(s);
-      if (lane == 0) inv_rms[t] = rsqrtf(s / static_cast<float>(a.k) + a.eps);
+      const float r = rsqrtf(WarpSum(s) / static_cast<float>(a.k) + a.eps);
+      if constexpr (T == 1) {
+        inv_rms_one = r;
+      } else if (lane == 0) {
+        inv_rms_shared[t] = r;
+      }
     }
-    __syncthreads();
+    if constexpr (T > 1) __syncthreads();
   }
   for (int ub = blockIdx.x * kUnitsPerBlock; ub < a.units; ub += gridDim.x * kUnitsPerBlock) {
     const int u = ub + warp / KS;
@@ -248,7 +254,7 @@ __global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvAr
 #pragma unroll
     for (int t = 0; t < T; ++t) {
       if (lane != t) continue;
-      const float r = a.ss_in != nullptr ? inv_rms[t] : 1.0f;
+      const float r = T == 1 ? inv_rms_one : (a.ss_in != nullptr ? inv_rms_shared[t] : 1.0f);
       float va = acc[0][t] * r;
       float vb = acc[1][t] * r;
       switch (kOp) {
