@@ -479,7 +479,10 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     const QuantizedActs qa = t_act_quant.Quantize(x, x_stride, 1, w.cols);
     p.gacts = t_gemv_acts.Prepare(qa, 0);
     s.gemm = false;
-  } else if (matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) {
+  } else if ((matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) ||
+             (matmul_internal::IsIntKQuantKind(*kind) &&
+              matmul_internal::UseIntKQuantPath(num_tokens) &&
+              matmul_internal::IntKernelsFor(p.ks->isa).dot[*kind] != nullptr)) {
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
     const bool has_gemm = p.iks->gemm[*kind] != nullptr;
     s.gemm = has_gemm && (forced.has_value() ? *forced == matmul_internal::Path::kGemm
