@@ -108,7 +108,7 @@ bool UseIntKQuantPath(int64_t num_tokens) {
   const int env_mode = EnvMatmulMode();
   if (env_mode == 1) return false;
   if (env_mode == 2) return true;
-  return num_tokens <= kMaxDotTokens;
+  return num_tokens <= kKQuantIntDotMaxTokens;
 }
 
 }  // namespace jisu::matmul_internal

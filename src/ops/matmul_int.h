@@ -114,10 +114,13 @@ bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int v
 enum class ActPath { kFloat, kInt8 };
 void ForceActPath(std::optional<ActPath> path);
 bool UseIntPath(int64_t num_tokens);
-// K-quants (IsIntKQuantKind) where the ISA's IntKernelSet has a dot kernel: integer for decode
-// (up to kMaxDotTokens tokens; measured faster on Zen 3, bench/results/
-// 2026-12-01-cpu-kquant-int-avx2.md), float GEMM for prefill; ForceActPath and JISU_MATMUL
-// (float / int) as for UseIntPath.
+// K-quants (IsIntKQuantKind) where the ISA's IntKernelSet has a dot kernel: integer dot for up
+// to kKQuantIntDotMaxTokens tokens (in groups of kMaxDotTokens), the float GEMM above (its
+// switch point in matmul.cc is kKQuantIntDotMaxTokens + 1). Zen 3, 5632 x 2048, 1 thread: the
+// integer dot took 0.35-0.45x the float dot's time at 1, 4 and 12 tokens and 0.77x the float
+// GEMM's at 24 tokens, mixed at 48 (bench/results/2026-12-01-cpu-kquant-int-avx2.md); prefill
+// stays on the float GEMM. ForceActPath and JISU_MATMUL (float / int) as for UseIntPath.
+constexpr int64_t kKQuantIntDotMaxTokens = 19;
 bool UseIntKQuantPath(int64_t num_tokens);
 // Batch-1 decode through the integer GEMV (matmul_gemv.h) for Q4_0/Q8_0: on by default
 // (measured faster on the TinyLlama-1.1B shape, bench/results/2026-12-01-cpu-decode.md); off
