@@ -35,7 +35,8 @@ JISU_INT_KQUANT_DOT(Q6_K, Avx2)
 #undef JISU_INT_KQUANT_DOT
 
 // The 6-bit (scale, min) pairs of a Q4_K/Q5_K block's 12 scale bytes as sc[0..7], m[0..7]
-// (quant_k.h's packing, four sub-blocks per 32-bit word).
+// (quant_k.h's packing, four sub-blocks per 32-bit word; little-endian loads, for the x86
+// kernels; the scalar reference unpacks with quant_k.h's UnpackScaleMinK4 instead).
 inline void UnpackScalesMinsK4(const uint8_t* s, uint8_t sc[8], uint8_t m[8]) {
   uint32_t w0, w1, w2;
   __builtin_memcpy(&w0, s, 4);
