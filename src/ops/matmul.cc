@@ -153,6 +153,8 @@ constexpr int64_t kMc = 96;  // tokens per packed activation block (multiple of 
 // Measured on Zen 4 (1024 x 2048, one thread): dot wins clearly up to 16 tokens, the two are
 // even near 24 (GEMM pads tokens to the micro-tile and pays for packing).
 constexpr int64_t kGemmMinTokens = 20;
+// K-quants below the float GEMM switch take the integer dot kernels (matmul_int.h).
+static_assert(matmul_internal::kKQuantIntDotMaxTokens == kGemmMinTokens - 1);
 // Below this many multiply-adds the pool's wake-up costs more than it saves.
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
 constexpr int64_t kDotRowBlock = 16;  // rows per inner block when tokens need several groups
@@ -479,7 +481,10 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     const QuantizedActs qa = t_act_quant.Quantize(x, x_stride, 1, w.cols);
     p.gacts = t_gemv_acts.Prepare(qa, 0);
     s.gemm = false;
-  } else if (matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) {
+  } else if ((matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) ||
+             (matmul_internal::IsIntKQuantKind(*kind) &&
+              matmul_internal::UseIntKQuantPath(num_tokens) &&
+              matmul_internal::IntKernelsFor(p.ks->isa).dot[*kind] != nullptr)) {
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
     const bool has_gemm = p.iks->gemm[*kind] != nullptr;
     s.gemm = has_gemm && (forced.has_value() ? *forced == matmul_internal::Path::kGemm

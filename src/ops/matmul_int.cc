@@ -102,4 +102,13 @@ bool UseIntPath(int64_t num_tokens) {
   return num_tokens > kMaxDotTokens;
 }
 
+bool UseIntKQuantPath(int64_t num_tokens) {
+  const int forced = g_forced_act_path.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
+  const int env_mode = EnvMatmulMode();
+  if (env_mode == 1) return false;
+  if (env_mode == 2) return true;
+  return num_tokens <= kKQuantIntDotMaxTokens;
+}
+
 }  // namespace jisu::matmul_internal

@@ -11,6 +11,10 @@
 // uses the sign trick instead because 255 * 127 * 2 overflows int16). Results differ from the
 // float path by the activation rounding (<= d/2 per element), not by summation order only.
 //
+// K-quants (Q4_K, Q5_K, Q6_K; matmul_int_kquant.h) have decode dot kernels only: their
+// 256-element super-blocks hold 8 activation blocks, each with its own sub-block scale (two for
+// Q6_K), so the scale joins the integer sum per block of 32 instead of the form above.
+//
 // Decode (IntDotFn) reads weight rows in place. Prefill (IntGemmFn) runs on panels of kIntNr
 // rows packed once per task and reused by every token of the task:
 //   per block b: u8 [8 groups of 4 elements][kIntNr rows][4], float dw[kIntNr], float m[kIntNr]
@@ -32,6 +36,8 @@ constexpr int kIntNr = 32;
 constexpr int64_t kIntPanelBlockBytes = 8 * kIntNr * 4 + 2 * kIntNr * 4;  // 1280
 
 constexpr bool IsIntKind(WeightKind k) { return k == kWQ8_0 || k == kWQ4_0 || k == kWQ4_1; }
+// K-quant kinds with integer decode kernels (no packed GEMM; IntKernelSet::gemm is nullptr).
+constexpr bool IsIntKQuantKind(WeightKind k) { return k == kWQ4_K || k == kWQ5_K || k == kWQ6_K; }
 constexpr int IntZeroPoint(WeightKind k) { return k == kWQ8_0 ? 128 : (k == kWQ4_0 ? 8 : 0); }
 constexpr size_t IntBlockBytes(WeightKind k) {
   return k == kWQ8_0 ? sizeof(BlockQ8_0) : (k == kWQ4_0 ? sizeof(BlockQ4_0) : sizeof(BlockQ4_1));
@@ -108,6 +114,14 @@ bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int v
 enum class ActPath { kFloat, kInt8 };
 void ForceActPath(std::optional<ActPath> path);
 bool UseIntPath(int64_t num_tokens);
+// K-quants (IsIntKQuantKind) where the ISA's IntKernelSet has a dot kernel: integer dot for up
+// to kKQuantIntDotMaxTokens tokens (in groups of kMaxDotTokens), the float GEMM above (its
+// switch point in matmul.cc is kKQuantIntDotMaxTokens + 1). Zen 3, 5632 x 2048, 1 thread: the
+// integer dot took 0.35-0.45x the float dot's time at 1, 4 and 12 tokens and 0.77x the float
+// GEMM's at 24 tokens, mixed at 48 (bench/results/2026-12-01-cpu-kquant-int-avx2.md); prefill
+// stays on the float GEMM. ForceActPath and JISU_MATMUL (float / int) as for UseIntPath.
+constexpr int64_t kKQuantIntDotMaxTokens = 19;
+bool UseIntKQuantPath(int64_t num_tokens);
 // Batch-1 decode through the integer GEMV (matmul_gemv.h) for Q4_0/Q8_0: on by default
 // (measured faster on the TinyLlama-1.1B shape, bench/results/2026-12-01-cpu-decode.md); off
 // under ForceActPath(kFloat), JISU_MATMUL=float or JISU_MATMUL=nogemv (the old dot kernels).

@@ -3,6 +3,7 @@
 // point. Prefill (from kIntGemmMinTokens tokens) runs a packed-panel micro-kernel (IntGemmT).
 #include "ops/cpu_features.h"
 #include "ops/matmul_int.h"
+#include "ops/matmul_int_kquant.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -227,7 +228,8 @@ JISU_AVX2 void IntGemm(int64_t nblocks, const uint8_t* panel, const QuantizedAct
 
 constexpr IntKernelSet kAvx2Int = {
     "avx2-int8",
-    {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>},
+    {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KAvx2,
+     IntDotQ5_KAvx2, IntDotQ6_KAvx2},
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>},
     kMr,
 };

@@ -1,6 +1,7 @@
 // Portable integer kernels: the reference the vector kernels are tested against (same integer
 // sums, float scaling in a fixed order), and the fallback where no vector ISA is present.
 #include "ops/matmul_int.h"
+#include "ops/matmul_int_kquant.h"
 
 namespace jisu::matmul_internal {
 namespace {
@@ -64,7 +65,8 @@ void IntGemm(int64_t nblocks, const uint8_t* panel, const QuantizedActs& a, int6
 
 constexpr IntKernelSet kScalarInt = {
     "scalar-int8",
-    {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>},
+    {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KScalar,
+     IntDotQ5_KScalar, IntDotQ6_KScalar},
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>},
     kMr,
 };

@@ -161,16 +161,21 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
   ForcePath(std::nullopt);
 }
 
+struct Shape {
+  int64_t rows, cols;
+};
+
 void RunType(DType dtype) {
   std::mt19937 rng(77 + static_cast<uint32_t>(dtype));
   double worst_int = 0, worst_float = 0;
   // Rows not multiples of the 32-row panel or 128-row task, odd block counts, more blocks than
-  // one packed slice (32), tokens not multiples of the 4-token tile.
-  struct Shape {
-    int64_t rows, cols;
-  };
-  for (const Shape s :
-       {Shape{1, 32}, Shape{7, 96}, Shape{45, 1056}, Shape{131, 288}, Shape{257, 160}}) {
+  // one packed slice (32), tokens not multiples of the 4-token tile. K-quants: 256-element
+  // super-blocks, rows odd and not multiples of the 2-row group or 4-row task granule.
+  const bool kquant = Traits(dtype).block_size == 256;
+  const std::vector<Shape> shapes =
+      kquant ? std::vector<Shape>{{1, 256}, {7, 512}, {45, 2048}, {131, 768}, {33, 1280}}
+             : std::vector<Shape>{{1, 32}, {7, 96}, {45, 1056}, {131, 288}, {257, 160}};
+  for (const Shape s : shapes) {
     for (Fill fill : {Fill::kNormal, Fill::kZeroBlocks}) {
       const Case w = MakeWeights(dtype, s.rows, s.cols, fill, rng);
       for (int64_t tokens : {1, 2, 3, 5, 13, 30}) {
@@ -179,7 +184,7 @@ void RunType(DType dtype) {
       }
     }
   }
-  const Case w = MakeWeights(dtype, 37, 160, Fill::kExtreme, rng);
+  const Case w = MakeWeights(dtype, 37, kquant ? 512 : 160, Fill::kExtreme, rng);
   for (int64_t tokens : {1, 9}) {
     Check(w, tokens, Fill::kExtreme, &worst_int, &worst_float);
     if (::testing::Test::HasFatalFailure()) return;
@@ -193,6 +198,58 @@ void RunType(DType dtype) {
 TEST_F(MatMulIntTest, Q8_0) { RunType(DType::kQ8_0); }
 TEST_F(MatMulIntTest, Q4_0) { RunType(DType::kQ4_0); }
 TEST_F(MatMulIntTest, Q4_1) { RunType(DType::kQ4_1); }
+TEST_F(MatMulIntTest, Q4_K) { RunType(DType::kQ4_K); }
+TEST_F(MatMulIntTest, Q5_K) { RunType(DType::kQ5_K); }
+TEST_F(MatMulIntTest, Q6_K) { RunType(DType::kQ6_K); }
+
+// Each vector K-quant dot kernel against the scalar reference directly, on the same quantized
+// activations: 1..kMaxDotTokens tokens from a token offset, odd row counts, a padded row
+// stride and y stride (nothing written past the rows).
+TEST(IntKQuantDotTest, VectorMatchesScalar) {
+  using matmul_internal::kMaxDotTokens;
+  const matmul_internal::IntKernelSet* vec = matmul_internal::Avx2IntKernels();
+  if (vec == nullptr || !IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 here";
+  const matmul_internal::IntKernelSet& ref = matmul_internal::ScalarIntKernels();
+  std::mt19937 rng(21);
+  for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    const auto kind = *matmul_internal::WeightKindOf(dtype);
+    ASSERT_NE(ref.dot[kind], nullptr);
+    ASSERT_NE(vec->dot[kind], nullptr);
+    for (const Shape s : {Shape{1, 256}, Shape{3, 768}, Shape{5, 256}, Shape{9, 1536}}) {
+      for (Fill fill : {Fill::kNormal, Fill::kZeroBlocks, Fill::kExtreme}) {
+        const Case w = MakeWeights(dtype, s.rows, s.cols, fill, rng);
+        const size_t row_bytes = w.View().row_bytes + 32;  // padded stride
+        std::vector<uint8_t> padded(row_bytes * s.rows, 0xa5);
+        for (int64_t r = 0; r < s.rows; ++r) {
+          std::memcpy(&padded[r * row_bytes], &w.bytes[r * w.View().row_bytes], w.View().row_bytes);
+        }
+        constexpr int64_t kT0 = 1;
+        const std::vector<float> x = MakeActs(kT0 + kMaxDotTokens, s.cols, s.cols, fill, rng);
+        ActQuantBuffer aqb;
+        const QuantizedActs qa = aqb.Quantize(x.data(), s.cols, kT0 + kMaxDotTokens, s.cols);
+        for (int nt = 1; nt <= kMaxDotTokens; ++nt) {
+          const int64_t ys = s.rows + 2;
+          std::vector<float> yr(nt * ys, -7.0f), yv(nt * ys, -7.0f);
+          ref.dot[kind](padded.data(), row_bytes, s.rows, qa, kT0, nt, yr.data(), ys);
+          vec->dot[kind](padded.data(), row_bytes, s.rows, qa, kT0, nt, yv.data(), ys);
+          for (int t = 0; t < nt; ++t) {
+            for (int64_t o = 0; o < s.rows; ++o) {
+              double mag = 0;  // sum |w * x_q| for the tolerance
+              for (int64_t i = 0; i < s.cols; ++i) {
+                mag += std::fabs(static_cast<double>(w.deq[o * s.cols + i]) *
+                                 qa.D(kT0 + t)[i / 32] * qa.Qs(kT0 + t)[i]);
+              }
+              ASSERT_NEAR(yv[t * ys + o], yr[t * ys + o], 2e-6 * mag + 1e-30)
+                  << DTypeName(dtype) << " " << s.rows << "x" << s.cols << " tokens " << nt
+                  << " token " << t << " row " << o;
+            }
+            for (int64_t o = s.rows; o < ys; ++o) ASSERT_EQ(yv[t * ys + o], -7.0f);
+          }
+        }
+      }
+    }
+  }
+}
 
 // The AVX-512 panel packer must write exactly the portable packer's bytes, for every integer
 // weight type, full and partial panels (missing rows are zero), at a block offset.

@@ -40,6 +40,9 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
                         : int_dot + " (token groups of 4)";
       }
     }
+    if (IsIntKQuantKind(kind) && iks.dot[k] != nullptr && UseIntKQuantPath(1)) {
+      n.decode = int_dot;  // prefill stays on the float GEMM
+    }
     out.push_back(n);
   }
   return out;

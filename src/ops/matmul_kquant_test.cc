@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/matmul.h"
+#include "ops/matmul_int.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
 
@@ -30,11 +31,15 @@ using matmul_internal::Path;
 // while one wrong weight (sub-)block moves a result by ~|w x| * 16, far outside.
 constexpr double kRelTol = 1e-6;
 
+// The float-activation kernels; the integer decode path for Q4_K/Q5_K/Q6_K is tested in
+// matmul_int_test.cc (its results carry the activation rounding, outside this tolerance).
 class MatMulKQuantTest : public ::testing::Test {
  protected:
+  void SetUp() override { matmul_internal::ForceActPath(matmul_internal::ActPath::kFloat); }
   void TearDown() override {
     ForceIsa(std::nullopt);
     ForcePath(std::nullopt);
+    matmul_internal::ForceActPath(std::nullopt);
   }
 };
 
