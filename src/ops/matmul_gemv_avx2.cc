@@ -19,22 +19,17 @@
 
 #include <cstring>
 
-#define JISU_GEMV2 __attribute__((target("avx2,fma,f16c")))
-#define JISU_GEMV2_INLINE JISU_GEMV2 inline __attribute__((always_inline))
+#include "ops/simd_avx2.h"
 
 namespace jisu::matmul_internal {
 namespace {
 
-JISU_GEMV2_INLINE uint32_t Load16(const uint8_t* p) {
+using simd_avx2::HorizontalSum;
+
+JISU_AVX2_INLINE uint32_t Load16(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
   return h;
-}
-
-JISU_GEMV2_INLINE float HorizontalSum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 h = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 
 constexpr int kRowsPerPass = 4;
@@ -45,7 +40,7 @@ constexpr int kRowsPerPass = 4;
 // own progress: pair p of R rows covers R * 2 block bytes of the current group, and the same
 // share of the next group is requested. That made 4 rows per pass the faster one again.
 template <WeightKind K, int R>
-JISU_GEMV2_INLINE void PrefetchNext(const uint8_t* row0, size_t row_bytes, int64_t p) {
+JISU_AVX2_INLINE void PrefetchNext(const uint8_t* row0, size_t row_bytes, int64_t p) {
   constexpr int kStep = R * 2 * static_cast<int>(IntBlockBytes(K));
   const uint8_t* next = row0 + R * row_bytes + p * kStep;
   for (int l = 0; l < (kStep + 63) / 64 + 1; ++l) {
@@ -57,7 +52,7 @@ JISU_GEMV2_INLINE void PrefetchNext(const uint8_t* row0, size_t row_bytes, int64
 // activation sum, lane-wise: m * d_a * (lane sum), with the lane sums read back from the
 // Q4_0 offsets, -8 * sum).
 template <WeightKind K, int R>
-JISU_GEMV2_INLINE void RowsQ4(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
+JISU_AVX2_INLINE void RowsQ4(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
   constexpr size_t kBB = IntBlockBytes(K);
   constexpr bool kMin = K == kWQ4_1;
   constexpr size_t kQs = kMin ? 4 : 2;
@@ -117,7 +112,7 @@ JISU_GEMV2_INLINE void RowsQ4(const uint8_t* row0, size_t row_bytes, const GemvA
 }
 
 template <int R>
-JISU_GEMV2_INLINE void RowsQ8(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
+JISU_AVX2_INLINE void RowsQ8(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
   constexpr size_t kBB = IntBlockBytes(kWQ8_0);
   const int64_t nb = a.blocks;
   const __m256i ones = _mm256_set1_epi16(1);
@@ -156,7 +151,7 @@ JISU_GEMV2_INLINE void RowsQ8(const uint8_t* row0, size_t row_bytes, const GemvA
 }
 
 template <WeightKind K, int R>
-JISU_GEMV2_INLINE void Rows(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
+JISU_AVX2_INLINE void Rows(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
   if constexpr (K == kWQ4_0 || K == kWQ4_1) {
     RowsQ4<K, R>(row0, row_bytes, a, y);
   } else {
@@ -165,8 +160,8 @@ JISU_GEMV2_INLINE void Rows(const uint8_t* row0, size_t row_bytes, const GemvAct
 }
 
 template <WeightKind K>
-JISU_GEMV2 void Gemv(const uint8_t* w, size_t row_bytes, int64_t num_rows, const GemvActs& a,
-                     float* y) {
+JISU_AVX2 void Gemv(const uint8_t* w, size_t row_bytes, int64_t num_rows, const GemvActs& a,
+                    float* y) {
   int64_t r = 0;
   for (; r + kRowsPerPass <= num_rows; r += kRowsPerPass) {
     Rows<K, kRowsPerPass>(w + static_cast<size_t>(r) * row_bytes, row_bytes, a, y + r);

@@ -8,23 +8,13 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define JISU_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define JISU_AVX2_INLINE JISU_AVX2 inline __attribute__((always_inline))
+#include "ops/simd_avx2.h"
 
 namespace jisu::matmul_internal {
 namespace {
 
-JISU_AVX2_INLINE float F16At(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
-}
-
-JISU_AVX2_INLINE float HorizontalSum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 h = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
-}
+using simd_avx2::F16At;
+using simd_avx2::HorizontalSum;
 
 template <WeightKind K, int NT, int R>
 JISU_AVX2_INLINE void IntDotGroup(const uint8_t* row0, size_t row_bytes, int64_t nb,

@@ -11,12 +11,12 @@
 
 #include "core/half.h"
 #include "ops/quant.h"
-
-#define JISU_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define JISU_AVX2_INLINE JISU_AVX2 inline __attribute__((always_inline))
+#include "ops/simd_avx2.h"
 
 namespace jisu::matmul_internal {
 namespace {
+
+using simd_avx2::HorizontalSum;
 
 JISU_AVX2_INLINE float LoadF16Scalar(const uint8_t* p) {
   uint16_t h;
@@ -80,12 +80,6 @@ JISU_AVX2_INLINE float LoadOne(const uint8_t* row, int64_t i) {
     std::memcpy(&h, row + i * 2, 2);
     return K == kWF16 ? _cvtsh_ss(h) : Bf16ToF32(h);
   }
-}
-
-JISU_AVX2_INLINE float HorizontalSum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
 }
 
 template <WeightKind K, int NT>

@@ -13,12 +13,12 @@
 
 #include "core/half.h"
 #include "ops/quant_k.h"
-
-#define JISU_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define JISU_AVX2_INLINE JISU_AVX2 inline __attribute__((always_inline))
+#include "ops/simd_avx2.h"
 
 namespace jisu::matmul_internal {
 namespace {
+
+using simd_avx2::HorizontalSum;
 
 template <WeightKind K>
 constexpr size_t kBlockBytes = K == kWQ4_K   ? sizeof(BlockQ4_K)
@@ -33,12 +33,6 @@ inline float LoadF16(const uint8_t* p) {
 
 JISU_AVX2_INLINE __m256i LoadBytes8(const uint8_t* p) {
   return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-}
-
-JISU_AVX2_INLINE float HorizontalSum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
 }
 
 // The block's scale products, computed once per super-block and broadcast from memory:
