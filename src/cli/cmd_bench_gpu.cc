@@ -238,8 +238,8 @@ void RegisterBenchGpu(CLI::App& app) {
                 "per-kernel breakdown with CUDA events (graphs off; slower steps)");
   cmd->add_option("--attn-chunk", flags->attn_chunk, "attention key chunk (0 = auto)");
   cmd->add_option("--decode-variant", flags->decode_variant,
-                  "decode attention block shape (0-5, see cuda/kernels.h)")
-      ->check(CLI::Range(0, 5));
+                  "decode attention block shape (0-7, see cuda/kernels.h)")
+      ->check(CLI::Range(0, 7));
   cmd->callback([flags] { ReportStatus(RunBenchGpu(*flags)); });
 }
 

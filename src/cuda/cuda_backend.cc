@@ -276,6 +276,14 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   attn.max_chunks = max_chunks_;
   attn.flash = options_.flash_attention;
   attn.decode_variant = options_.decode_attn_variant;
+  // A decode grid of at most one block an SM (batch 1, split keys): four warps over 128-key
+  // tiles, every load of a 128-key chunk issued at once. On an H200 (8B shape, context 1024)
+  // batch 1 1.0-2.1% shorter steps than 2/32/3 in five calls; slower at batch 2 and 8, where
+  // the grid is larger (bench/results/2026-12-01-cuda-h200-decode-shape.md).
+  if (attn.decode_variant == 0 && c.head_dim == 128 &&
+      static_cast<int64_t>(num_decode_items_) * c.num_kv_heads <= num_sms_) {
+    attn.decode_variant = 7;
+  }
   const int T32 = static_cast<int>(T);
   const auto* items = reinterpret_cast<const AttnItem*>(meta + off_items_);
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));

@@ -299,7 +299,7 @@ TEST_F(CudaBackendTest, FlashAttentionMatchesCpuHead64Group8Bias) {
 // Every decode block shape of the flash kernel (warps, keys per tile, stages), whole keys and
 // split into chunks.
 TEST_F(CudaBackendTest, FlashDecodeVariantsMatchCpu) {
-  for (int v = 1; v <= 5; ++v) {
+  for (int v = 1; v <= 7; ++v) {
     auto variant = [v](CudaBackendOptions& o) { o.decode_attn_variant = v; };
     std::printf("decode variant %d\n", v);
     CompareSyntheticWithCpu(Architecture::kLlama, 8, 2, 128, std::nullopt, 0, variant);

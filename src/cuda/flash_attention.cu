@@ -476,6 +476,10 @@ void LaunchDecode(const AttnArgs& args, cudaStream_t stream) {
       return Launch<HD, true, FlashShape<2, 64, 2>>(args, stream);
     case 5:
       return Launch<HD, true, FlashShape<2, 64, 3>>(args, stream);
+    case 6:
+      return Launch<HD, true, FlashShape<8, 128, 2>>(args, stream);
+    case 7:
+      return Launch<HD, true, FlashShape<4, 128, 2>>(args, stream);
     default:
       if constexpr (HD == 64) return Launch<HD, true, FlashShape<4, 64, 2>>(args, stream);
       return Launch<HD, true, FlashShape<2, 32, 3>>(args, stream);

@@ -82,7 +82,8 @@ struct AttnArgs {
   bool flash = false;
   // Decode block shape of the flash kernel (warps, keys per tile, stages), for the sweep in
   // bench-gpu: 0 = the measured default per head dim (2/32/3 at 128, 4/64/2 at 64),
-  // 1 = 2/32/4, 2 = 4/64/2, 3 = 4/64/3, 4 = 2/64/2, 5 = 2/64/3.
+  // 1 = 2/32/4, 2 = 4/64/2, 3 = 4/64/3, 4 = 2/64/2, 5 = 2/64/3, 6 = 8/128/2, 7 = 4/128/2.
+  // The backend passes 7 for 0 at head dim 128 when the decode grid fits in one block an SM.
   int decode_variant = 0;
   uint16_t* out = nullptr;    // [T, heads * head_dim]
   float* part_acc = nullptr;  // [T, heads, max_chunks, head_dim]
