@@ -205,6 +205,14 @@ __global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvAr
     const uint4* wa = reinterpret_cast<const uint4*>(a.w) + static_cast<size_t>(ra) * kv;
     const uint4* wb =
         reinterpret_cast<const uint4*>(a.w) + static_cast<size_t>(has_b ? rb : ra) * kv;
+    // Lane t's rotation for token t, computed while this unit's weight loads are in flight
+    // rather than after the dot products (positions are step metadata).
+    float rope_c = 1.0f, rope_s = 0.0f;
+    if constexpr (kOp == GemvOp::kQkvRope) {
+      if (active && pair >= 0 && part == 0 && lane < T) {
+        RopeCosSin(static_cast<float>(a.positions[lane]), a.inv_freq[pair], rope_c, rope_s);
+      }
+    }
     float acc[2][T];
 #pragma unroll
     for (int t = 0; t < T; ++t) acc[0][t] = acc[1][t] = 0.0f;
@@ -293,7 +301,7 @@ __global__ void __launch_bounds__(kWarps * 32, T <= 2 ? 4 : 2) GemvKernel(GemvAr
                                      a.kv_heads, a.head_dim);
           if (pair >= 0) {
             float r0 = va, r1 = vb;
-            RopeRotate(static_cast<float>(a.positions[t]), a.inv_freq[pair], r0, r1);
+            RopeApply(rope_c, rope_s, r0, r1);
             if (ra < q_dim) {
               float* q = a.q_out + static_cast<size_t>(t) * q_dim;
               q[ra] = r0 * a.q_scale;
