@@ -487,6 +487,30 @@ TEST_F(CudaBackendTest, MixedBatchEqualsOneAtATime) {
   }
 }
 
+// A logits row drawn on the device with the host parameters `sp` and uniform draw u.
+RowSampling DeviceRow(const SamplingParams& sp, double u) {
+  RowSampling r;
+  r.on_device = true;
+  r.temperature = sp.temperature;
+  r.top_k = sp.top_k;
+  r.top_p = sp.top_p;
+  r.min_p = sp.min_p;
+  r.u = u;
+  return r;
+}
+
+// The host Sampler's probability of every token that survives its filters (token -> p).
+std::map<int32_t, double> HostDistribution(const SamplingParams& sp, const float* logits,
+                                           int64_t vocab) {
+  Sampler host(sp);
+  std::vector<float> scratch(logits, logits + vocab);
+  std::map<int32_t, double> prob;
+  for (const TokenProb& tp : host.Distribution(scratch.data(), vocab, {}, {})) {
+    prob[tp.id] = tp.prob;
+  }
+  return prob;
+}
+
 // Device sampling against the host Sampler on the same logits: row 0 of one step goes to the
 // host, rows 1..N are the same logits drawn on the device with u = (i + 0.5) / N. Each drawn
 // token must survive the host's filters, and the share of the u grid that lands on a token must
@@ -508,25 +532,14 @@ void CheckDeviceDraws(ForwardBackend& gpu, const Model& model, const SamplingPar
   for (int first = 0; first < kDraws; first += rows_per_call) {
     std::vector<RowSampling> sampling(rows.size());
     for (int j = 1; j <= rows_per_call; ++j) {
-      RowSampling& r = sampling[j];
-      r.on_device = true;
-      r.temperature = sp.temperature;
-      r.top_k = sp.top_k;
-      r.top_p = sp.top_p;
-      r.min_p = sp.min_p;
-      r.u = (first + j - 0.5) / kDraws;
+      sampling[j] = DeviceRow(sp, (first + j - 0.5) / kDraws);
     }
     std::vector<int32_t> ids(rows.size(), -1);
     Status st = gpu.ForwardSample(batch, sampling, logits.data(), ids.data());
     ASSERT_TRUE(st.ok()) << st.ToString();
     drawn.insert(drawn.end(), ids.begin() + 1, ids.end());
   }
-  Sampler host(sp);
-  std::vector<float> scratch(logits.begin(), logits.begin() + vocab);
-  std::map<int32_t, double> prob;
-  for (const TokenProb& tp : host.Distribution(scratch.data(), vocab, {}, {})) {
-    prob[tp.id] = tp.prob;
-  }
+  const std::map<int32_t, double> prob = HostDistribution(sp, logits.data(), vocab);
   std::map<int32_t, int> count;
   for (int32_t id : drawn) {
     ASSERT_TRUE(prob.count(id)) << "T " << sp.temperature << " k " << sp.top_k << " p " << sp.top_p
@@ -607,14 +620,7 @@ TEST_F(CudaBackendTest, DeviceSamplingMixedFiltersInOneGrid) {
   for (int step = 0; step < kSteps; ++step) {
     std::vector<RowSampling> sampling(rows.size());
     for (int j = 1; j <= rows_per_call; ++j) {
-      const SamplingParams& sp = row_params[j - 1];
-      RowSampling& r = sampling[j];
-      r.on_device = true;
-      r.temperature = sp.temperature;
-      r.top_k = sp.top_k;
-      r.top_p = sp.top_p;
-      r.min_p = sp.min_p;
-      r.u = (step + 0.5) / kSteps;
+      sampling[j] = DeviceRow(row_params[j - 1], (step + 0.5) / kSteps);
     }
     std::vector<int32_t> ids(rows.size(), -1);
     Status st = gpu->ForwardSample(batch, sampling, logits.data(), ids.data());
@@ -622,13 +628,7 @@ TEST_F(CudaBackendTest, DeviceSamplingMixedFiltersInOneGrid) {
     for (int j = 1; j <= rows_per_call; ++j) ++count[j - 1][ids[j]];
   }
   for (int j = 0; j < rows_per_call; ++j) {
-    const SamplingParams& sp = row_params[j];
-    Sampler host(sp);
-    std::vector<float> scratch(logits.begin(), logits.begin() + vocab);
-    std::map<int32_t, double> prob;
-    for (const TokenProb& tp : host.Distribution(scratch.data(), vocab, {}, {})) {
-      prob[tp.id] = tp.prob;
-    }
+    const std::map<int32_t, double> prob = HostDistribution(row_params[j], logits.data(), vocab);
     for (const auto& [id, n] : count[j]) {
       EXPECT_TRUE(prob.count(id)) << "row " << j << ": token " << id << " is filtered on the host";
     }
