@@ -33,6 +33,7 @@ struct BenchMatMulFlags {
   int64_t rows = 5632, cols = 2048, tokens = 1;
   int iters = 200;
   int64_t mib = 512;
+  bool prepack = false;
 };
 
 double ThreadCpuMicros() {
@@ -116,15 +117,30 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
     for (size_t c = 1; c < copies; ++c) {
       std::memcpy(data.data() + c * matrix_bytes, data.data(), matrix_bytes);
     }
+    // --prepack: every copy's integer GEMM panels packed once up front (WeightMatrix::int_panels).
+    const size_t panel_bytes =
+        f.prepack ? IntPanelBytes(WeightMatrix{*dtype, data.data(), f.rows, f.cols, *row_bytes})
+                  : 0;
+    std::vector<uint8_t> panel_store(panel_bytes * copies + 64);
+    uint8_t* panels = reinterpret_cast<uint8_t*>(
+        (reinterpret_cast<uintptr_t>(panel_store.data()) + 63) / 64 * 64);
+    if (panel_bytes > 0) {
+      ThreadPool pack_pool(0);
+      for (size_t c = 0; c < copies; ++c) {
+        PackIntPanels(
+            WeightMatrix{*dtype, data.data() + c * matrix_bytes, f.rows, f.cols, *row_bytes},
+            panels + c * panel_bytes, pack_pool);
+      }
+    }
     for (Isa isa : isas) {
       matmul_internal::ForceIsa(isa);
       for (int nt : thread_counts) {
         ThreadPool pool(nt);
         std::vector<double> us, cpu;
         for (int it = -3; it < f.iters; ++it) {
-          WeightMatrix w{*dtype,
-                         data.data() + (static_cast<size_t>(it + 3) % copies) * matrix_bytes,
-                         f.rows, f.cols, *row_bytes};
+          const size_t copy = static_cast<size_t>(it + 3) % copies;
+          WeightMatrix w{*dtype, data.data() + copy * matrix_bytes, f.rows, f.cols, *row_bytes};
+          if (panel_bytes > 0) w.int_panels = panels + copy * panel_bytes;
           const double c0 = ThreadCpuMicros();
           const auto t0 = std::chrono::steady_clock::now();
           MatMul(w, x.data(), f.cols, f.tokens, y.data(), f.rows, pool);
@@ -159,6 +175,8 @@ void RegisterBenchMatMul(CLI::App& app) {
   cmd->add_option("--tokens", flags->tokens, "activation rows (1 = decode)");
   cmd->add_option("--iters", flags->iters, "timed calls per configuration");
   cmd->add_option("--mib", flags->mib, "weight working set to cycle through (MiB)");
+  cmd->add_flag("--prepack", flags->prepack,
+                "Q8_0/Q4_0/Q4_1: integer GEMM panels packed once before timing");
   cmd->callback([flags] { ReportStatus(RunBenchMatMul(*flags)); });
 }
 

@@ -227,6 +227,7 @@ struct Problem {
   // Batch-1 integer GEMV (matmul_gemv.h): used by DotTask when set.
   matmul_internal::GemvFn gemv = nullptr;
   matmul_internal::GemvActs gacts{};
+  const uint8_t* int_panels = nullptr;  // WeightMatrix::int_panels
 };
 
 // ---- Decode -------------------------------------------------------------------------------
@@ -317,26 +318,37 @@ void PackActivations(const Problem& p, int64_t t0, int64_t mc, int64_t pc, int64
 // Integer GEMM: per slice of kIntKcBlocks blocks, pack the task's rows into kIntNr-row panels
 // once, then run every token group of the task over every panel (the group's activation
 // bytes stay in L1 across panels).
+// With prepacked panels (Problem::int_panels) the slice's panels are read in place; o0 is a
+// multiple of kIntNr (tasks hold whole panels).
 void IntGemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) {
   const auto gemm = p.iks->gemm[p.kind];
   const int mr = p.iks->mr;
   const int64_t nb = p.cols / 32;
   const int64_t panel_bytes = kIntKcBlocks * kIntPanelBlockBytes;
-  auto* panels = reinterpret_cast<uint8_t*>(
-      t_scratch.int_pack.Get(static_cast<size_t>(kNc / kIntNr * panel_bytes / 4)));
+  uint8_t* panels = nullptr;
+  if (p.int_panels == nullptr) {
+    panels = reinterpret_cast<uint8_t*>(
+        t_scratch.int_pack.Get(static_cast<size_t>(kNc / kIntNr * panel_bytes / 4)));
+  }
   for (int64_t bb = 0; bb < nb; bb += kIntKcBlocks) {
     const int64_t nblk = std::min(kIntKcBlocks, nb - bb);
-    for (int64_t j0 = 0; j0 < nc; j0 += kIntNr) {
-      matmul_internal::PackIntPanel(p.kind, p.w + static_cast<size_t>(o0 + j0) * p.row_bytes,
-                                    p.row_bytes,
-                                    static_cast<int>(std::min<int64_t>(kIntNr, nc - j0)), bb, nblk,
-                                    panels + j0 / kIntNr * panel_bytes);
+    auto panel = [&](int64_t j0) -> const uint8_t* {
+      if (p.int_panels == nullptr) return panels + j0 / kIntNr * panel_bytes;
+      return p.int_panels +
+             static_cast<size_t>(((o0 + j0) / kIntNr) * nb + bb) * kIntPanelBlockBytes;
+    };
+    if (p.int_panels == nullptr) {
+      for (int64_t j0 = 0; j0 < nc; j0 += kIntNr) {
+        matmul_internal::PackIntPanel(p.kind, p.w + static_cast<size_t>(o0 + j0) * p.row_bytes,
+                                      p.row_bytes,
+                                      static_cast<int>(std::min<int64_t>(kIntNr, nc - j0)), bb,
+                                      nblk, panels + j0 / kIntNr * panel_bytes);
+      }
     }
     for (int64_t t = tb; t < te; t += mr) {
       const int nt = static_cast<int>(std::min<int64_t>(mr, te - t));
       for (int64_t j0 = 0; j0 < nc; j0 += kIntNr) {
-        gemm(nblk, panels + j0 / kIntNr * panel_bytes, p.qa, t, nt, bb,
-             p.y + t * p.y_stride + o0 + j0, p.y_stride,
+        gemm(nblk, panel(j0), p.qa, t, nt, bb, p.y + t * p.y_stride + o0 + j0, p.y_stride,
              static_cast<int>(std::min<int64_t>(kIntNr, nc - j0)), bb > 0);
       }
     }
@@ -467,6 +479,7 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
             nullptr,
             {}};
 
+  p.int_panels = w.int_panels;
   const int threads = pool.num_threads();
   const bool parallel = threads > 1 && w.rows * w.cols * num_tokens >= kMinParallelWork;
   const int64_t workers = parallel ? threads : 1;
@@ -563,6 +576,32 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     p.tokens_padded = padded;
   }
   RunAll(&s, pool, parallel);
+}
+
+size_t IntPanelBytes(const WeightMatrix& w) {
+  const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
+  if (!kind.has_value() || !matmul_internal::IsIntKind(*kind) || w.rows <= 0 || w.cols % 32 != 0) {
+    return 0;
+  }
+  const int64_t panels = (w.rows + kIntNr - 1) / kIntNr;
+  return static_cast<size_t>(panels * (w.cols / 32) * kIntPanelBlockBytes);
+}
+
+void PackIntPanels(const WeightMatrix& w, uint8_t* out, ThreadPool& pool) {
+  const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
+  if (IntPanelBytes(w) == 0) return;
+  const int64_t nb = w.cols / 32;
+  const int64_t panels = (w.rows + kIntNr - 1) / kIntNr;
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  pool.ParallelFor(panels, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t r0 = i * kIntNr;
+      matmul_internal::PackIntPanel(*kind, base + static_cast<size_t>(r0) * w.row_bytes,
+                                    w.row_bytes,
+                                    static_cast<int>(std::min<int64_t>(kIntNr, w.rows - r0)), 0, nb,
+                                    out + static_cast<size_t>(i * nb) * kIntPanelBlockBytes);
+    }
+  });
 }
 
 void DotRowsF32(const float* rows, int64_t row_stride, int64_t cols, int64_t num_rows,

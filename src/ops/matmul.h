@@ -26,7 +26,18 @@ struct WeightMatrix {
   int64_t rows = 0;            // output features
   int64_t cols = 0;            // input features (multiple of the block size)
   size_t row_bytes = 0;        // bytes per row (RowBytes(dtype, cols))
+  // Optional (Q8_0/Q4_0/Q4_1): the integer GEMM's weight panels of this matrix, packed once by
+  // PackIntPanels, so that steps of many tokens skip packing them on every call. Null: packed
+  // per call from `data`. Decode (one token) always reads `data`.
+  const uint8_t* int_panels = nullptr;
 };
+
+// Bytes PackIntPanels writes for `w`: 1280 per 32 rows x 32 columns (2x a Q4_0/Q4_1 matrix,
+// 1.18x a Q8_0 one); 0 when w's type has no packed integer GEMM.
+size_t IntPanelBytes(const WeightMatrix& w);
+// Packs w's rows into the integer GEMM's panel layout, [row panel][block][1280 bytes], into
+// `out` (IntPanelBytes(w) bytes, 64-byte aligned), split over the pool.
+void PackIntPanels(const WeightMatrix& w, uint8_t* out, ThreadPool& pool);
 
 // x: [num_tokens, w.cols] floats with row stride x_stride (elements);
 // y: [num_tokens, w.rows] floats with row stride y_stride (elements).

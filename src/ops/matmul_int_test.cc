@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -121,6 +122,16 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
     }
   }
   static ThreadPool pool1(1), pool2(2), pool3(3);
+  // The same matrix with its GEMM panels packed once (WeightMatrix::int_panels): the GEMM must
+  // give bit-identical results reading them in place.
+  std::vector<uint8_t> panel_store(IntPanelBytes(w.View()) + 64);
+  WeightMatrix prepacked = w.View();
+  if (IntPanelBytes(w.View()) > 0) {
+    auto* aligned = reinterpret_cast<uint8_t*>(
+        (reinterpret_cast<uintptr_t>(panel_store.data()) + 63) / 64 * 64);
+    PackIntPanels(w.View(), aligned, pool2);
+    prepacked.int_panels = aligned;
+  }
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!IsaAvailable(isa)) continue;
     ForceIsa(isa);
@@ -152,6 +163,13 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
           }
           for (int64_t o = w.rows; o < ys; ++o) {
             ASSERT_EQ(y[t * ys + o], -12345.0f) << where << " wrote past row end";
+          }
+        }
+        if (prepacked.int_panels != nullptr && path == Path::kGemm) {
+          std::vector<float> yp(static_cast<size_t>(tokens * ys), -12345.0f);
+          MatMul(prepacked, x.data(), xs, tokens, yp.data(), ys, *pool);
+          for (size_t i = 0; i < y.size(); ++i) {
+            ASSERT_EQ(yp[i], y[i]) << where << " prepacked panels, element " << i;
           }
         }
       }
