@@ -28,7 +28,9 @@ struct WeightMatrix {
   size_t row_bytes = 0;        // bytes per row (RowBytes(dtype, cols))
   // Optional (Q8_0/Q4_0/Q4_1): the integer GEMM's weight panels of this matrix, packed once by
   // PackIntPanels, so that steps of many tokens skip packing them on every call. Null: packed
-  // per call from `data`. Decode (one token) always reads `data`.
+  // per call from `data`. Decode (one token) always reads `data`. The CPU backend leaves it
+  // null: on AVX2 it gained 3-10% for Q8_0 and nothing for Q4_0/Q4_1, whose panels are twice
+  // the matrix's bytes (bench/results/2026-12-01-cpu-prepack.md).
   const uint8_t* int_panels = nullptr;
 };
 
