@@ -36,6 +36,9 @@ struct Variant {
   // Run with activations quantized to int8 (the default CPU prefill path for Q8_0/Q4_0/Q4_1);
   // otherwise the float-activation path, which computes what transformers computes.
   bool int8_activations = false;
+  // F32 keeps K/V as transformers does; the F16 cache (the serving default) is lossy and gets
+  // its own bounds.
+  KvType kv_type = KvType::kF32;
 };
 
 void PrintTo(const Variant& v, std::ostream* os) {
@@ -45,7 +48,8 @@ void PrintTo(const Variant& v, std::ostream* os) {
 std::string VariantName(const ::testing::TestParamInfo<Variant>& info) {
   std::string n = info.param.fixture +
                   (info.param.convert_to.empty() ? "" : "_gguf_" + info.param.convert_to) +
-                  (info.param.int8_activations ? "_int8" : "");
+                  (info.param.int8_activations ? "_int8" : "") +
+                  (info.param.kv_type == KvType::kF16 ? "_kv_f16" : "");
   for (char& ch : n) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
@@ -96,7 +100,9 @@ class GoldenTest : public ::testing::TestWithParam<Variant> {
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     model_ = std::move(model).value();
     pool_ = std::make_unique<ThreadPool>(2);
-    auto gen = Generator::Create(*model_, *pool_);
+    GeneratorOptions options;
+    options.kv_type = v.kv_type;
+    auto gen = Generator::Create(*model_, *pool_, options);
     ASSERT_TRUE(gen.ok()) << gen.status().ToString();
     generator_ = std::move(gen).value();
   }
@@ -191,8 +197,8 @@ TEST_P(GoldenTest, PerplexityMatchesTransformers) {
   const json& p = fixture_["perplexity"];
   std::ifstream in(SourceDir() / p["file"].get<std::string>());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto r =
-      ComputePerplexity(*model_, text, p["ctx"].get<int64_t>(), p["chunks"].get<int64_t>(), *pool_);
+  auto r = ComputePerplexity(*model_, text, p["ctx"].get<int64_t>(), p["chunks"].get<int64_t>(),
+                             *pool_, GetParam().kv_type);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const double want = p["ppl"].get<double>();
   std::printf("ppl %.5f vs transformers %.5f (%s)\n", r->ppl, want,
