@@ -149,7 +149,9 @@ TEST(AttentionTest, KernelsMatchDoubleReference) {
             << name << ", head_dim " << c.head_dim << " i " << i;
       }
     }
-    if (c.head_dim == 48) EXPECT_EQ(runs.size(), 1u) << "head_dim 48 has no vector kernel";
+    if (c.head_dim == 48) {
+      EXPECT_EQ(runs.size(), 1u) << "head_dim 48 has no vector kernel";
+    }
   }
   if (vector_runs == 0) GTEST_SKIP() << "no vector kernel available here";
 }
