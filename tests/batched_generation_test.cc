@@ -1,6 +1,7 @@
 // Integration: many greedy requests served together by the scheduler over the paged KV pool
 // (continuous batching, chunked prefill, prefix cache, preemption) produce exactly the tokens
-// each request produces alone through the single-sequence Generator, on the bundled model.
+// each request produces alone through the single-sequence Generator, on the bundled model,
+// with the default F16 KV cache on both sides (and once with F32).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -26,6 +27,7 @@ struct Config {
   int64_t max_batch_tokens;
   int64_t max_chunk_tokens;
   PrefixCacheMode mode;
+  KvType kv_type = kDefaultKvType;
 };
 
 class BatchedGenerationTest : public ::testing::TestWithParam<Config> {
@@ -52,17 +54,25 @@ class BatchedGenerationTest : public ::testing::TestWithParam<Config> {
       prompts_.push_back(tok.Encode(text, false));
     }
     shared_prefix_ = static_cast<int64_t>(tok.Encode(system, false).size());
-    auto gen = Generator::Create(*model_, *pool_);
-    ASSERT_TRUE(gen.ok());
+  }
+  // Each prompt's greedy tokens alone through the Generator over a cache of `kv_type`.
+  static const std::vector<std::vector<int32_t>>& Expected(KvType kv_type) {
+    auto& want = expected_[kv_type];
+    if (!want.empty()) return want;
+    GeneratorOptions options;
+    options.kv_type = kv_type;
+    auto gen = Generator::Create(*model_, *pool_, options);
+    EXPECT_TRUE(gen.ok());
     SamplingParams greedy;
     greedy.temperature = 0;
     greedy.ignore_eos = true;
     greedy.max_tokens = kNewTokens;
     for (const auto& p : prompts_) {
       auto r = (*gen)->Generate(p, greedy);
-      ASSERT_TRUE(r.ok());
-      expected_.push_back(r->output_ids);
+      EXPECT_TRUE(r.ok());
+      want.push_back(r.ok() ? r->output_ids : std::vector<int32_t>{});
     }
+    return want;
   }
   static void TearDownTestSuite() {
     delete pool_;
@@ -72,14 +82,14 @@ class BatchedGenerationTest : public ::testing::TestWithParam<Config> {
   static Model* model_;
   static ThreadPool* pool_;
   static std::vector<std::vector<int32_t>> prompts_;
-  static std::vector<std::vector<int32_t>> expected_;
+  static std::map<KvType, std::vector<std::vector<int32_t>>> expected_;
   static int64_t shared_prefix_;
 };
 
 Model* BatchedGenerationTest::model_ = nullptr;
 ThreadPool* BatchedGenerationTest::pool_ = nullptr;
 std::vector<std::vector<int32_t>> BatchedGenerationTest::prompts_;
-std::vector<std::vector<int32_t>> BatchedGenerationTest::expected_;
+std::map<KvType, std::vector<std::vector<int32_t>>> BatchedGenerationTest::expected_;
 int64_t BatchedGenerationTest::shared_prefix_ = 0;
 
 TEST_P(BatchedGenerationTest, ConcurrentGreedyEqualsOneAtATime) {
@@ -96,7 +106,8 @@ TEST_P(BatchedGenerationTest, ConcurrentGreedyEqualsOneAtATime) {
   ASSERT_TRUE(options.Validate().ok());
   ASSERT_TRUE(Scheduler::ValidateFor(options, blocks).ok());
   Scheduler scheduler(options, &blocks, &cache);
-  auto backend = CpuBackend::Create(*model_, {cfg.num_blocks, block_size, 2});
+  const auto& expected = Expected(cfg.kv_type);
+  auto backend = CpuBackend::Create(*model_, {cfg.num_blocks, block_size, 2, cfg.kv_type});
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   StepRunner runner(**backend, nullptr);  // one shared Sampler: rows sampled in turn
 
@@ -135,8 +146,7 @@ TEST_P(BatchedGenerationTest, ConcurrentGreedyEqualsOneAtATime) {
       auto done = scheduler.ApplyStepOutput(*out);
       ASSERT_TRUE(done.ok()) << done.status().ToString();
       for (const FinishedRequest& f : *done) {
-        EXPECT_EQ(f.output_tokens, expected_[prompt_of[f.request_id]])
-            << "request " << f.request_id;
+        EXPECT_EQ(f.output_tokens, expected[prompt_of[f.request_id]]) << "request " << f.request_id;
         ++finished;
       }
       ASSERT_TRUE(scheduler.CheckInvariants().ok());
@@ -159,7 +169,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Config{"prefix_shared", 512, 2048, 0, PrefixCacheMode::kShared},
                       Config{"prefix_full", 512, 2048, 0, PrefixCacheMode::kFull},
                       Config{"small_chunks", 512, 24, 7, PrefixCacheMode::kShared},
-                      Config{"forced_preemption", 40, 64, 0, PrefixCacheMode::kFull}),
+                      Config{"forced_preemption", 40, 64, 0, PrefixCacheMode::kFull},
+                      Config{"kv_f32", 512, 24, 7, PrefixCacheMode::kShared, KvType::kF32}),
     [](const ::testing::TestParamInfo<Config>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -147,10 +147,11 @@ Result<std::unique_ptr<ForwardBackend>> CreateBackend(const Model& model,
   }
   // The CPU backend's weights are already in (mapped) host memory, so what is available now
   // is what the KV pool may take.
-  const uint64_t per_block = CpuBackend::BytesPerBlock(model.config(), options.block_size);
+  const uint64_t per_block =
+      CpuBackend::BytesPerBlock(model.config(), options.block_size, options.kv_type);
   JISU_ASSIGN_OR_RETURN(int64_t blocks, BlocksFor(options.kv_memory, HostAvailableMemory(),
                                                   per_block, options.max_kv_blocks));
-  CpuBackendOptions cpu{blocks, options.block_size, options.num_threads};
+  CpuBackendOptions cpu{blocks, options.block_size, options.num_threads, options.kv_type};
   JISU_ASSIGN_OR_RETURN(auto backend, CpuBackend::Create(model, cpu));
   return std::unique_ptr<ForwardBackend>(std::move(backend));
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "jisu/status.h"
+#include "kv/kv_cache.h"
 #include "model/forward_backend.h"
 #include "model/model.h"
 
@@ -35,6 +36,8 @@ struct BackendOptions {
   int64_t block_size = 16;
   int num_threads = 0;        // CPU threads, 0 = all
   int64_t max_kv_blocks = 0;  // cap (0 = none), so a fraction of a large machine stays sane
+  // Element type of the CPU backend's KV cache; the CUDA backend keeps its own device format.
+  KvType kv_type = kDefaultKvType;
 };
 
 // Whether this build has the CUDA backend and a usable GPU; `why` says why not.

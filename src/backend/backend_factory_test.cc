@@ -55,6 +55,15 @@ TEST(BackendFactoryTest, CpuBackendSizedFromBudget) {
   EXPECT_EQ((*backend)->num_kv_blocks(), static_cast<int64_t>((8u << 20) / per_block));
   EXPECT_EQ((*backend)->kv_block_size(), 16);
   EXPECT_NE((*backend)->description().find("cpu"), std::string::npos);
+  EXPECT_NE((*backend)->description().find("kv f16"), std::string::npos);  // the default
+
+  // F32 elements: twice the bytes per block, half the blocks in the same budget.
+  options.kv_type = KvType::kF32;
+  auto f32 = CreateBackend(**model, options);
+  ASSERT_TRUE(f32.ok()) << f32.status().ToString();
+  EXPECT_EQ((*f32)->kv_bytes_per_block(), 2 * per_block);
+  EXPECT_EQ((*f32)->num_kv_blocks(), static_cast<int64_t>((8u << 20) / (2 * per_block)));
+  options.kv_type = kDefaultKvType;
 
   options.kv_memory = *KvMemory::Parse("16B");
   EXPECT_FALSE(CreateBackend(**model, options).ok());  // not one block

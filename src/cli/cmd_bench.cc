@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "kv/kv_cache.h"
 #include "runner/generator.h"
 
 namespace jisu::cli {
@@ -30,6 +31,7 @@ struct BenchFlags {
   int64_t batch = 512;
   int threads = 0;
   int reps = 3;
+  std::string kv_type = "f16";
   bool json = false;
 };
 
@@ -61,9 +63,11 @@ Status RunBench(const BenchFlags& f) {
   if (f.prompt_tokens < 0 || f.gen_tokens < 0 || f.reps <= 0 || f.batch <= 0) {
     return Status::InvalidArgument("-p, -n must be >= 0; -r and --batch must be > 0");
   }
+  JISU_ASSIGN_OR_RETURN(KvType kv_type, ParseKvType(f.kv_type));
   JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
   ThreadPool pool(threads);
   GeneratorOptions options;
+  options.kv_type = kv_type;
   options.max_context = std::max<int64_t>(f.prompt_tokens, f.gen_tokens + 1) + 1;
   options.prefill_chunk = f.batch;
   if (options.max_context > model->config().max_position) {
@@ -157,6 +161,7 @@ void RegisterBench(CLI::App& app) {
   cmd->add_option("-n,--n-gen", flags->gen_tokens, "generated tokens (0 = skip)");
   cmd->add_option("-b,--batch", flags->batch, "prompt tokens per forward pass");
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
+  cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
   cmd->add_option("-r,--repetitions", flags->reps, "repetitions");
   cmd->add_flag("--json", flags->json, "print one JSON object");
   cmd->callback([flags] { ReportStatus(RunBench(*flags)); });

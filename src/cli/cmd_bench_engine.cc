@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "engine/engine.h"
+#include "kv/kv_cache.h"
 #include "sched/sched_study.h"
 
 namespace jisu::cli {
@@ -27,6 +28,7 @@ struct BenchEngineFlags {
   int64_t gen_tokens = 64;
   int64_t shared_prefix = 1000;
   std::string kv_memory = "1GiB";
+  std::string kv_type = "f16";
   std::string device = "cpu";
   int threads = 0;
   bool json = false;
@@ -203,6 +205,7 @@ Status RunSchedStudy(const BenchEngineFlags& f, Engine& engine, const ModelConfi
 Status RunBenchEngine(const BenchEngineFlags& f) {
   JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
   JISU_ASSIGN_OR_RETURN(KvMemory kv_memory, KvMemory::Parse(f.kv_memory));
+  JISU_ASSIGN_OR_RETURN(KvType kv_type, ParseKvType(f.kv_type));
   std::vector<int> levels;
   {
     std::stringstream ss(f.concurrency);
@@ -235,6 +238,7 @@ Status RunBenchEngine(const BenchEngineFlags& f) {
   BackendOptions backend_options;
   backend_options.device = f.device;
   backend_options.kv_memory = kv_memory;
+  backend_options.kv_type = kv_type;
   backend_options.block_size = options.scheduler.block_size;
   backend_options.num_threads = threads;
   JISU_ASSIGN_OR_RETURN(auto backend, CreateBackend(*model, backend_options));
@@ -319,6 +323,7 @@ void RegisterBenchEngine(CLI::App& app) {
                   "shared prefix for the TTFT test (0 = skip)");
   cmd->add_option("--kv-memory", flags->kv_memory,
                   "KV pool: a size (512MiB, 2GiB) or a fraction of free memory (0.9)");
+  cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
   cmd->add_option("--device", flags->device, "auto, cpu, cuda or cuda:N");
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
   cmd->add_flag("--json", flags->json, "also print one JSON object");

@@ -6,6 +6,7 @@
 #include "cli/common.h"
 #include "core/mapped_file.h"
 #include "eval/perplexity.h"
+#include "kv/kv_cache.h"
 
 namespace jisu::cli {
 namespace {
@@ -15,6 +16,7 @@ struct PerplexityFlags {
   int64_t ctx = 512;
   int64_t chunks = 0;
   int threads = 0;
+  std::string kv_type = "f16";
   bool json = false;
 };
 
@@ -22,17 +24,19 @@ Status RunPerplexity(const PerplexityFlags& f) {
   if (f.file.empty()) return Status::InvalidArgument("-f FILE is required");
   JISU_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f.file, 1u << 30));
   JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
+  JISU_ASSIGN_OR_RETURN(KvType kv_type, ParseKvType(f.kv_type));
   JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
   ThreadPool pool(threads);
   auto progress = [&](int64_t chunk, double ppl) {
     if (!f.json) std::fprintf(stderr, "[%lld] %.4f\n", static_cast<long long>(chunk + 1), ppl);
   };
   JISU_ASSIGN_OR_RETURN(PerplexityResult r,
-                        ComputePerplexity(*model, text, f.ctx, f.chunks, pool, progress));
+                        ComputePerplexity(*model, text, f.ctx, f.chunks, pool, kv_type, progress));
   if (f.json) {
     nlohmann::json out = {
         {"ppl", r.ppl},           {"mean_nll", r.mean_nll}, {"num_scored", r.num_scored},
-        {"chunks", r.num_chunks}, {"ctx", f.ctx},           {"seconds", r.seconds}};
+        {"chunks", r.num_chunks}, {"ctx", f.ctx},           {"seconds", r.seconds},
+        {"kv_type", f.kv_type}};
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("ppl = %.6f (%lld chunks of %lld tokens, %lld tokens scored, %.1f s)\n", r.ppl,
@@ -52,6 +56,7 @@ void RegisterPerplexity(CLI::App& app) {
   cmd->add_option("--ctx", flags->ctx, "window length in tokens");
   cmd->add_option("--chunks", flags->chunks, "score only the first K windows (0 = all)");
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
+  cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
   cmd->add_flag("--json", flags->json, "print one JSON object");
   cmd->callback([flags] { ReportStatus(RunPerplexity(*flags)); });
 }

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "engine/engine.h"
+#include "kv/kv_cache.h"
 #include "server/http_server.h"
 
 namespace jisu::cli {
@@ -23,6 +24,7 @@ struct ServeFlags {
   std::string served_model_name;
   server::ServerOptions http;
   std::string kv_memory = "0.5";
+  std::string kv_type = "f16";
   std::string device = "auto";
   std::string prefix_cache = "shared";
   int threads = 0;
@@ -58,6 +60,7 @@ void CapOpenFiles() {
 Status RunServe(const ServeFlags& f) {
   JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
   JISU_ASSIGN_OR_RETURN(KvMemory kv_memory, KvMemory::Parse(f.kv_memory));
+  JISU_ASSIGN_OR_RETURN(KvType kv_type, ParseKvType(f.kv_type));
   JISU_ASSIGN_OR_RETURN(PrefixCacheMode prefix_mode, ParsePrefixCacheMode(f.prefix_cache));
   if (f.max_model_len < 0) return Status::InvalidArgument("--max-model-len must be >= 0");
   if (!(f.drain_timeout >= 0)) return Status::InvalidArgument("--drain-timeout must be >= 0");
@@ -93,6 +96,7 @@ Status RunServe(const ServeFlags& f) {
   BackendOptions backend_options;
   backend_options.device = f.device;
   backend_options.kv_memory = kv_memory;
+  backend_options.kv_type = kv_type;
   backend_options.block_size = f.block_size;
   backend_options.num_threads = threads;
   JISU_ASSIGN_OR_RETURN(auto backend, CreateBackend(*model, backend_options));
@@ -139,6 +143,7 @@ void RegisterServe(CLI::App& app) {
                   "seconds in-flight requests get to finish on SIGTERM");
   cmd->add_option("--kv-memory", f->kv_memory,
                   "KV pool: a size (512MiB, 2GiB) or a fraction of free memory (0.9)");
+  cmd->add_option("--kv-type", f->kv_type, kKvTypeHelp);
   cmd->add_option("--device", f->device, "auto, cpu, cuda or cuda:N");
   cmd->add_option("--prefix-cache", f->prefix_cache, "off, shared or full");
   cmd->add_option("-t,--threads", f->threads, "CPU threads (0 = all)");

@@ -23,4 +23,9 @@ std::string FormatBytes(uint64_t bytes);
 // Threads for -t: 0 means all hardware threads. Rejects negative or absurd values.
 Result<int> ThreadsFromFlag(int threads);
 
+// Help text of --kv-type (parsed by ParseKvType, kv/kv_cache.h), shared by the commands that
+// build a CPU KV cache.
+inline constexpr const char* kKvTypeHelp =
+    "element type of the CPU KV cache: f16 (half the memory and attention traffic) or f32";
+
 }  // namespace jisu::cli

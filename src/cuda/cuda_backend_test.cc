@@ -83,7 +83,8 @@ class CudaBackendTest : public ::testing::Test {
 
   static std::unique_ptr<ForwardBackend> Cpu(const Model& model, int64_t blocks,
                                              int64_t block_size = 16) {
-    auto b = CpuBackend::Create(model, CpuBackendOptions{blocks, block_size, 2});
+    // F32 KV: the tolerances below were set against the float CPU cache.
+    auto b = CpuBackend::Create(model, CpuBackendOptions{blocks, block_size, 2, KvType::kF32});
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? std::unique_ptr<ForwardBackend>(std::move(b).value()) : nullptr;
   }

@@ -10,7 +10,7 @@
 namespace jisu {
 
 Result<PerplexityResult> ComputePerplexity(const Model& model, const std::string& text, int64_t ctx,
-                                           int64_t max_chunks, ThreadPool& pool,
+                                           int64_t max_chunks, ThreadPool& pool, KvType kv_type,
                                            const std::function<void(int64_t, double)>& on_chunk) {
   if (ctx < 2) return Status::InvalidArgument("--ctx must be at least 2");
   if (ctx > model.config().max_position) {
@@ -27,6 +27,7 @@ Result<PerplexityResult> ComputePerplexity(const Model& model, const std::string
   GeneratorOptions options;
   options.max_context = ctx;
   options.prefill_chunk = ctx;
+  options.kv_type = kv_type;
   JISU_ASSIGN_OR_RETURN(auto generator, Generator::Create(model, pool, options));
   std::vector<int64_t> positions(static_cast<size_t>(ctx - 1));
   std::iota(positions.begin(), positions.end(), 0);

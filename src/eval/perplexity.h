@@ -10,6 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "jisu/status.h"
+#include "kv/kv_cache.h"
 #include "model/model.h"
 
 namespace jisu {
@@ -25,6 +26,6 @@ struct PerplexityResult {
 // max_chunks <= 0 means all full windows. on_chunk (optional) gets (chunk index, running ppl).
 Result<PerplexityResult> ComputePerplexity(
     const Model& model, const std::string& text, int64_t ctx, int64_t max_chunks, ThreadPool& pool,
-    const std::function<void(int64_t, double)>& on_chunk = {});
+    KvType kv_type, const std::function<void(int64_t, double)>& on_chunk = {});
 
 }  // namespace jisu

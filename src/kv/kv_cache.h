@@ -1,19 +1,29 @@
 // KV cache storage in fixed-size blocks: the memory that the paged block pool (serving engine)
 // hands out. A sequence's keys and values live in the blocks of its block table, in position
 // order: position p is slot p % block_size of block block_table[p / block_size].
-// Layout of one block of one layer: [num_kv_heads][block_size][head_dim] float32, so the keys
-// of one head within a block are contiguous for the attention loop.
-// This class owns memory only; who owns which block is the block pool's business.
+// Layout of one block of one layer: [num_kv_heads][block_size][head_dim] elements of the
+// cache's KvType (F16 by default, or F32), so the keys of one head within a block are
+// contiguous for the attention loop.
+// This class owns memory and its layout only (writers go through Store, readers through
+// Head); who owns which block is the block pool's business.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <span>
+#include <string_view>
 #include <vector>
 
 #include "jisu/status.h"
+#include "ops/attention.h"
 
 namespace jisu {
+
+// F16 as llama.cpp does: half the bytes per token, which is both the decode attention's memory
+// traffic and how many sequences a --kv-memory budget holds.
+inline constexpr KvType kDefaultKvType = KvType::kF16;
+
+Result<KvType> ParseKvType(std::string_view name);  // "f16" or "f32"
+const char* KvTypeName(KvType type);
 
 struct KvCacheShape {
   int64_t num_layers = 0;
@@ -21,8 +31,9 @@ struct KvCacheShape {
   int64_t head_dim = 0;
   int64_t block_size = 16;  // token slots per block
   int64_t num_blocks = 0;
+  KvType type = kDefaultKvType;
 
-  int64_t FloatsPerBlock() const { return num_kv_heads * block_size * head_dim; }
+  int64_t ElementsPerBlock() const { return num_kv_heads * block_size * head_dim; }
   // Bytes of K and V over all layers for one block.
   uint64_t BytesPerBlock() const;
   Status Validate() const;
@@ -33,24 +44,24 @@ class KvCache {
   static Result<std::unique_ptr<KvCache>> Create(const KvCacheShape& shape);
 
   const KvCacheShape& shape() const { return shape_; }
-  float* Keys(int64_t layer, int32_t block) { return Block(keys_, layer, block); }
-  float* Values(int64_t layer, int32_t block) { return Block(values_, layer, block); }
-  const float* Keys(int64_t layer, int32_t block) const { return Block(keys_, layer, block); }
-  const float* Values(int64_t layer, int32_t block) const { return Block(values_, layer, block); }
-  uint64_t TotalBytes() const { return 2 * keys_.size() * sizeof(float); }
+
+  // Writes one token's keys and values (num_kv_heads * head_dim floats each, head after head)
+  // into `slot` of `block`, converted to the cache's type (F16: round to nearest even).
+  void Store(int64_t layer, int32_t block, int64_t slot, const float* k, const float* v);
+
+  // What attention reads for one KV head of one layer; the caller sets block_table.
+  PagedKvHead Head(int64_t layer, int64_t kv_head) const;
+
+  uint64_t TotalBytes() const { return 2 * keys_.size(); }
 
  private:
   explicit KvCache(const KvCacheShape& shape) : shape_(shape) {}
-  float* Block(std::vector<float>& v, int64_t layer, int32_t block) {
-    return v.data() + (layer * shape_.num_blocks + block) * shape_.FloatsPerBlock();
-  }
-  const float* Block(const std::vector<float>& v, int64_t layer, int32_t block) const {
-    return v.data() + (layer * shape_.num_blocks + block) * shape_.FloatsPerBlock();
-  }
+  // Byte offset of (layer, block, kv_head, slot).
+  size_t Offset(int64_t layer, int64_t block, int64_t kv_head, int64_t slot) const;
 
   KvCacheShape shape_;
-  std::vector<float> keys_;    // [num_layers][num_blocks][FloatsPerBlock]
-  std::vector<float> values_;  // same
+  std::vector<uint8_t> keys_;    // [num_layers][num_blocks][ElementsPerBlock] of shape_.type
+  std::vector<uint8_t> values_;  // same
 };
 
 // Number of blocks needed for `num_tokens` positions.

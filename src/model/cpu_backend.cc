@@ -4,8 +4,9 @@
 
 namespace jisu {
 
-uint64_t CpuBackend::BytesPerBlock(const ModelConfig& config, int64_t block_size) {
-  KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, block_size, 1};
+uint64_t CpuBackend::BytesPerBlock(const ModelConfig& config, int64_t block_size, KvType kv_type) {
+  KvCacheShape shape{
+      config.num_layers, config.num_kv_heads, config.head_dim, block_size, 1, kv_type};
   return shape.BytesPerBlock();
 }
 
@@ -16,8 +17,8 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::Create(const Model& model,
     return Status::InvalidArgument("cpu backend: num_threads must be >= 0");
   }
   const ModelConfig& c = model.config();
-  KvCacheShape shape{c.num_layers, c.num_kv_heads, c.head_dim, options.block_size,
-                     options.kv_blocks};
+  KvCacheShape shape{c.num_layers,       c.num_kv_heads,    c.head_dim,
+                     options.block_size, options.kv_blocks, options.kv_type};
   JISU_ASSIGN_OR_RETURN(auto kv, KvCache::Create(shape));
   return std::unique_ptr<CpuBackend>(new CpuBackend(model, options, std::move(kv)));
 }
@@ -34,7 +35,7 @@ Status CpuBackend::Forward(const ForwardBatch& batch, float* logits) {
 
 std::string CpuBackend::description() const {
   return "cpu (" + std::string(MatMulIsaName()) + ", " + std::to_string(pool_.num_threads()) +
-         " threads)";
+         " threads, kv " + KvTypeName(kv_->shape().type) + ")";
 }
 
 }  // namespace jisu

@@ -1,4 +1,4 @@
-// The CPU implementation of ForwardBackend: the Transformer over a float32 KvCache in host
+// The CPU implementation of ForwardBackend: the Transformer over a KvCache (F16 or F32) in host
 // memory, with its own thread pool.
 #pragma once
 
@@ -16,6 +16,7 @@ struct CpuBackendOptions {
   int64_t kv_blocks = 0;    // > 0
   int64_t block_size = 16;  // token slots per block
   int num_threads = 0;      // 0 = all cores
+  KvType kv_type = kDefaultKvType;
 };
 
 class CpuBackend final : public ForwardBackend {
@@ -32,8 +33,8 @@ class CpuBackend final : public ForwardBackend {
   std::string description() const override;
   ThreadPool* host_pool() override { return &pool_; }
 
-  // Bytes of K and V (all layers) one block of `block_size` slots takes for `config`.
-  static uint64_t BytesPerBlock(const ModelConfig& config, int64_t block_size);
+  // Bytes of K and V (all layers) one block of `block_size` slots of `kv_type` takes.
+  static uint64_t BytesPerBlock(const ModelConfig& config, int64_t block_size, KvType kv_type);
 
  private:
   CpuBackend(const Model& model, const CpuBackendOptions& options, std::unique_ptr<KvCache> kv);

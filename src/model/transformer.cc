@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
 
 #include "ops/attention.h"
 #include "ops/elementwise.h"
@@ -55,7 +54,6 @@ void Transformer::Attention(const ForwardBatch& batch, int64_t layer, KvCache& c
   const int64_t num_tokens = batch.num_tokens();
   const int64_t head_dim = config_.head_dim;
   const int64_t group = config_.num_heads / config_.num_kv_heads;
-  const int64_t block_size = cache.shape().block_size;
   const int64_t q_dim = config_.q_dim();
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   // One work item = one token and one KV head with the `group` query heads that share it, so
@@ -80,11 +78,7 @@ void Transformer::Attention(const ForwardBatch& batch, int64_t layer, KvCache& c
         int64_t first = 0;
         if (config_.sliding_window) first = std::max<int64_t>(0, pos - *config_.sliding_window + 1);
         const float* q = q_.data() + t * q_dim + kv_head * group * head_dim;
-        PagedKvHead kv;
-        kv.keys = cache.Keys(layer, 0) + kv_head * block_size * head_dim;
-        kv.values = cache.Values(layer, 0) + kv_head * block_size * head_dim;
-        kv.block_stride = cache.shape().FloatsPerBlock();
-        kv.block_size = block_size;
+        PagedKvHead kv = cache.Head(layer, kv_head);
         kv.block_table = seq.block_table.data();
         AttendPaged(q, group, head_dim, scale, kv, first, pos, scores, stride,
                     attn_.data() + t * q_dim + kv_head * group * head_dim);
@@ -158,15 +152,7 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
         ApplyRope(k, c.num_kv_heads, c.head_dim, pos, inv_freq_.data(), c.rope_style);
         // Write this token's K/V into its slot of the paged cache.
         const BatchSequence& seq = batch.sequences[token_seq_[t]];
-        const int32_t block = seq.block_table[pos / block_size];
-        const int64_t slot = pos % block_size;
-        float* k_block = cache.Keys(layer, block);
-        float* v_block = cache.Values(layer, block);
-        for (int64_t h = 0; h < c.num_kv_heads; ++h) {
-          const int64_t off = (h * block_size + slot) * c.head_dim;
-          std::memcpy(k_block + off, k + h * c.head_dim, c.head_dim * sizeof(float));
-          std::memcpy(v_block + off, v + h * c.head_dim, c.head_dim * sizeof(float));
-        }
+        cache.Store(layer, seq.block_table[pos / block_size], pos % block_size, k, v);
       }
     });
 

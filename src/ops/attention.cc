@@ -2,22 +2,40 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "core/half.h"
 #include "ops/matmul.h"
 
 namespace jisu {
 namespace attention_internal {
+namespace {
+
+// Row p of a paged head as float: F32 rows in place, F16 rows widened into `buf`.
+const float* RowAsFloat(const void* base, const PagedKvHead& kv, int64_t head_dim, int64_t p,
+                        float* buf) {
+  const int64_t at =
+      kv.block_table[p / kv.block_size] * kv.block_stride + (p % kv.block_size) * head_dim;
+  if (kv.type == KvType::kF32) return static_cast<const float*>(base) + at;
+  const uint16_t* h = static_cast<const uint16_t*>(base) + at;
+  for (int64_t d = 0; d < head_dim; ++d) buf[d] = F16ToF32(h[d]);
+  return buf;
+}
+
+}  // namespace
 
 void AttendPagedPortable(const float* q, int64_t group, int64_t head_dim, float scale,
                          const PagedKvHead& kv, int64_t first, int64_t last, float* scores,
                          int64_t score_stride, float* out) {
   const int64_t n = last - first + 1;
-  // scores[g][p - first] = q_g . k_p, one cache block at a time.
+  std::vector<float> buf(kv.type == KvType::kF32 ? 0 : static_cast<size_t>(head_dim));
+  // scores[g][p - first] = q_g . k_p: F32 one cache block at a time, F16 one widened row at a
+  // time (the same float dot either way).
   for (int64_t p0 = first; p0 <= last;) {
     const int64_t slot = p0 % kv.block_size;
-    const int64_t count = std::min(kv.block_size - slot, last - p0 + 1);
-    const float* k =
-        kv.keys + kv.block_table[p0 / kv.block_size] * kv.block_stride + slot * head_dim;
+    const int64_t count =
+        kv.type == KvType::kF32 ? std::min(kv.block_size - slot, last - p0 + 1) : 1;
+    const float* k = RowAsFloat(kv.keys, kv, head_dim, p0, buf.data());
     DotRowsF32(k, head_dim, head_dim, count, q, head_dim, group, scores + (p0 - first),
                score_stride);
     p0 += count;
@@ -33,8 +51,7 @@ void AttendPagedPortable(const float* q, int64_t group, int64_t head_dim, float 
   }
   std::fill(out, out + group * head_dim, 0.0f);
   for (int64_t p = first; p <= last; ++p) {
-    const float* v = kv.values + kv.block_table[p / kv.block_size] * kv.block_stride +
-                     (p % kv.block_size) * head_dim;
+    const float* v = RowAsFloat(kv.values, kv, head_dim, p, buf.data());
     for (int64_t g = 0; g < group; ++g) {
       const float w = scores[g * score_stride + (p - first)];
       float* o = out + g * head_dim;

@@ -2,18 +2,28 @@
 // share one KV head (grouped-query attention): the decode-time inner loop of the forward pass.
 //   out[g][d] = sum_{p in [first, last]} softmax_p(scale * q_g . k_p) * v_p[d]
 // Keys and values live in fixed-size blocks found through the sequence's block table; the
-// kernel reads each key and value row where it is (no gather into a contiguous buffer).
+// kernel reads each key and value row where it is (no gather into a contiguous buffer); F16
+// rows are widened to float as they are read, and all arithmetic is float32.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace jisu {
 
+// Element type of the cached keys and values. F16 halves the bytes attention streams per
+// step (decode attention is memory-bound); F32 keeps what the golden tests compare exactly.
+enum class KvType : uint8_t { kF32, kF16 };
+inline size_t KvTypeBytes(KvType t) { return t == KvType::kF16 ? 2 : 4; }
+
 struct PagedKvHead {
-  const float* keys = nullptr;  // key of (block b, slot s): keys + b * block_stride + s * head_dim
-  const float* values = nullptr;  // same layout
-  int64_t block_stride = 0;       // floats between consecutive blocks
-  int64_t block_size = 0;         // slots per block
+  KvType type = KvType::kF32;
+  // Key of (block b, slot s): element b * block_stride + s * head_dim of `keys`, each of
+  // `type`.
+  const void* keys = nullptr;
+  const void* values = nullptr;  // same layout
+  int64_t block_stride = 0;      // elements between consecutive blocks
+  int64_t block_size = 0;        // slots per block
   const int32_t* block_table = nullptr;
 };
 

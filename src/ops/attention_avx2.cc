@@ -3,8 +3,10 @@
 // key loads as in the AVX-512 kernel; the rows come from L1/L2 on the second head on).
 // Scores: one dot product and one horizontal sum per position; softmax 8 scores at a time
 // with a vector exp; the weighted sum of value rows accumulates in registers and 1/sum is
-// applied once at the end. Differs from the portable loops only by summation order and exp's
-// last-bit rounding.
+// applied once at the end. F16 rows are widened with vcvtph2ps as they are loaded. The next
+// cache block is prefetched row by row while the current one is read (blocks are scattered, so
+// the hardware prefetcher restarts at each one). Differs from the portable loops only by
+// summation order and exp's last-bit rounding.
 #include "ops/attention.h"
 #include "ops/cpu_features.h"
 
@@ -14,42 +16,56 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/simd_avx2.h"
 #include "ops/vec_exp_avx2.h"
-
-#define JISU_ATT_AVX2 __attribute__((target("avx2,fma")))
-#define JISU_ATT_AVX2_INLINE JISU_ATT_AVX2 inline __attribute__((always_inline))
 
 namespace jisu::attention_internal {
 namespace {
 
-JISU_ATT_AVX2_INLINE float HorizontalSum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 h = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+using simd_avx2::HorizontalSum;
+
+JISU_AVX2_INLINE __m256 Load8(const float* p) { return _mm256_loadu_ps(p); }
+JISU_AVX2_INLINE __m256 Load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-JISU_ATT_AVX2_INLINE float HorizontalMax(__m256 v) {
+// Prefetches one row of kBytes, one request per 64-byte line.
+template <int64_t kBytes>
+JISU_AVX2_INLINE void PrefetchRow(const void* p) {
+  for (int64_t b = 0; b < kBytes; b += 64) {
+    _mm_prefetch(static_cast<const char*>(p) + b, _MM_HINT_T0);
+  }
+}
+
+JISU_AVX2_INLINE float HorizontalMax(__m256 v) {
   const __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 h = _mm_max_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 
-template <int C>
-JISU_ATT_AVX2 void AttendHead(const float* q, float scale, const PagedKvHead& kv, int64_t first,
-                              int64_t last, float* s, float* out) {
+template <int C, typename T>
+JISU_AVX2 void AttendHead(const float* q, float scale, const PagedKvHead& kv, int64_t first,
+                          int64_t last, float* s, float* out) {
   constexpr int64_t kHeadDim = 8 * C;
+  constexpr int64_t kRowBytes = kHeadDim * static_cast<int64_t>(sizeof(T));
   const int64_t n = last - first + 1;
   const int64_t bs = kv.block_size;
+  const T* keys = static_cast<const T*>(kv.keys);
+  const T* values = static_cast<const T*>(kv.values);
   __m256 qv[C];
   for (int c = 0; c < C; ++c) qv[c] = _mm256_loadu_ps(q + 8 * c);
   for (int64_t p0 = first; p0 <= last;) {
     const int64_t slot = p0 % bs;
     const int64_t count = std::min(bs - slot, last - p0 + 1);
-    const float* k = kv.keys + kv.block_table[p0 / bs] * kv.block_stride + slot * kHeadDim;
+    const int64_t blk = p0 / bs;
+    const T* k = keys + kv.block_table[blk] * kv.block_stride + slot * kHeadDim;
+    const bool has_next = p0 + count <= last;
+    const T* kn = has_next ? keys + kv.block_table[blk + 1] * kv.block_stride : nullptr;
     for (int64_t i = 0; i < count; ++i) {
-      const float* kr = k + i * kHeadDim;
-      __m256 a = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kr));
-      for (int c = 1; c < C; ++c) a = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kr + 8 * c), a);
+      const T* kr = k + i * kHeadDim;
+      if (has_next) PrefetchRow<kRowBytes>(kn + i * kHeadDim);
+      __m256 a = _mm256_mul_ps(qv[0], Load8(kr));
+      for (int c = 1; c < C; ++c) a = _mm256_fmadd_ps(qv[c], Load8(kr + 8 * c), a);
       s[p0 - first + i] = HorizontalSum(a) * scale;
     }
     p0 += count;
@@ -76,11 +92,15 @@ JISU_ATT_AVX2 void AttendHead(const float* q, float scale, const PagedKvHead& kv
   for (int64_t p0 = first; p0 <= last;) {
     const int64_t slot = p0 % bs;
     const int64_t count = std::min(bs - slot, last - p0 + 1);
-    const float* v = kv.values + kv.block_table[p0 / bs] * kv.block_stride + slot * kHeadDim;
+    const int64_t blk = p0 / bs;
+    const T* v = values + kv.block_table[blk] * kv.block_stride + slot * kHeadDim;
+    const bool has_next = p0 + count <= last;
+    const T* vn = has_next ? values + kv.block_table[blk + 1] * kv.block_stride : nullptr;
     for (int64_t j = 0; j < count; ++j) {
+      if (has_next) PrefetchRow<kRowBytes>(vn + j * kHeadDim);
       const __m256 w = _mm256_set1_ps(s[p0 - first + j]);
       for (int c = 0; c < C; ++c) {
-        o[c] = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + j * kHeadDim + 8 * c), o[c]);
+        o[c] = _mm256_fmadd_ps(w, Load8(v + j * kHeadDim + 8 * c), o[c]);
       }
     }
     p0 += count;
@@ -90,12 +110,17 @@ JISU_ATT_AVX2 void AttendHead(const float* q, float scale, const PagedKvHead& kv
 }
 
 template <int C>
-JISU_ATT_AVX2 void AttendGroup(const float* q, int64_t group, float scale, const PagedKvHead& kv,
-                               int64_t first, int64_t last, float* scores, int64_t score_stride,
-                               float* out) {
+JISU_AVX2 void AttendGroup(const float* q, int64_t group, float scale, const PagedKvHead& kv,
+                           int64_t first, int64_t last, float* scores, int64_t score_stride,
+                           float* out) {
   for (int64_t g = 0; g < group; ++g) {
-    AttendHead<C>(q + g * 8 * C, scale, kv, first, last, scores + g * score_stride,
-                  out + g * 8 * C);
+    if (kv.type == KvType::kF16) {
+      AttendHead<C, uint16_t>(q + g * 8 * C, scale, kv, first, last, scores + g * score_stride,
+                              out + g * 8 * C);
+    } else {
+      AttendHead<C, float>(q + g * 8 * C, scale, kv, first, last, scores + g * score_stride,
+                           out + g * 8 * C);
+    }
   }
 }
 

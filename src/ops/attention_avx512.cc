@@ -2,7 +2,7 @@
 // the group at once keep q in registers while the key rows stream past (one dot product and
 // one horizontal sum per head and position), softmax runs 16 scores at a time with a vector
 // exp, and the weighted sum of value rows accumulates in registers; 1/sum is applied once at
-// the end.
+// the end. F16 rows are widened with vcvtph2ps (AVX-512F) as they are loaded.
 // Differs from the portable loops only by summation order and exp's last-bit rounding.
 #include "ops/attention.h"
 #include "ops/cpu_features.h"
@@ -24,15 +24,33 @@
 namespace jisu::attention_internal {
 namespace {
 
+JISU_ATT_AVX512 inline __attribute__((always_inline)) __m512 Load16(const float* p) {
+  return _mm512_loadu_ps(p);
+}
+JISU_ATT_AVX512 inline __attribute__((always_inline)) __m512 Load16(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// Prefetches one row of `bytes` bytes, one request per 64-byte line.
+template <int64_t kBytes>
+JISU_ATT_AVX512 inline __attribute__((always_inline)) void PrefetchRow(const void* p) {
+  for (int64_t b = 0; b < kBytes; b += 64) {
+    _mm_prefetch(static_cast<const char*>(p) + b, _MM_HINT_T0);
+  }
+}
+
 // GN query heads at once (q in GN * C registers): each key and value row is loaded once for
 // all of them, and the next cache block is prefetched row by row while the current one is
 // read (blocks are scattered, so the hardware prefetcher restarts at every block).
-template <int C, int GN>
+template <int C, int GN, typename T>
 JISU_ATT_AVX512 void AttendFused(const float* q, float scale, const PagedKvHead& kv, int64_t first,
                                  int64_t last, float* scores, int64_t score_stride, float* out) {
   constexpr int64_t kHeadDim = 16 * C;
+  constexpr int64_t kRowBytes = kHeadDim * static_cast<int64_t>(sizeof(T));
   const int64_t n = last - first + 1;
   const int64_t bs = kv.block_size;
+  const T* keys = static_cast<const T*>(kv.keys);
+  const T* values = static_cast<const T*>(kv.values);
   __m512 qv[GN][C];
   for (int g = 0; g < GN; ++g) {
     for (int c = 0; c < C; ++c) qv[g][c] = _mm512_loadu_ps(q + g * kHeadDim + 16 * c);
@@ -41,18 +59,14 @@ JISU_ATT_AVX512 void AttendFused(const float* q, float scale, const PagedKvHead&
     const int64_t slot = p0 % bs;
     const int64_t count = std::min(bs - slot, last - p0 + 1);
     const int64_t blk = p0 / bs;
-    const float* k = kv.keys + kv.block_table[blk] * kv.block_stride + slot * kHeadDim;
+    const T* k = keys + kv.block_table[blk] * kv.block_stride + slot * kHeadDim;
     const bool has_next = p0 + count <= last;
-    const float* kn = has_next ? kv.keys + kv.block_table[blk + 1] * kv.block_stride : nullptr;
+    const T* kn = has_next ? keys + kv.block_table[blk + 1] * kv.block_stride : nullptr;
     for (int64_t i = 0; i < count; ++i) {
-      const float* kr = k + i * kHeadDim;
-      if (has_next) {
-        for (int c = 0; c < C; ++c) {
-          _mm_prefetch(reinterpret_cast<const char*>(kn + i * kHeadDim + 16 * c), _MM_HINT_T0);
-        }
-      }
+      const T* kr = k + i * kHeadDim;
+      if (has_next) PrefetchRow<kRowBytes>(kn + i * kHeadDim);
       __m512 kc[C];
-      for (int c = 0; c < C; ++c) kc[c] = _mm512_loadu_ps(kr + 16 * c);
+      for (int c = 0; c < C; ++c) kc[c] = Load16(kr + 16 * c);
       for (int g = 0; g < GN; ++g) {
         __m512 a = _mm512_mul_ps(qv[g][0], kc[0]);
         for (int c = 1; c < C; ++c) a = _mm512_fmadd_ps(qv[g][c], kc[c], a);
@@ -92,17 +106,13 @@ JISU_ATT_AVX512 void AttendFused(const float* q, float scale, const PagedKvHead&
     const int64_t slot = p0 % bs;
     const int64_t count = std::min(bs - slot, last - p0 + 1);
     const int64_t blk = p0 / bs;
-    const float* v = kv.values + kv.block_table[blk] * kv.block_stride + slot * kHeadDim;
+    const T* v = values + kv.block_table[blk] * kv.block_stride + slot * kHeadDim;
     const bool has_next = p0 + count <= last;
-    const float* vn = has_next ? kv.values + kv.block_table[blk + 1] * kv.block_stride : nullptr;
+    const T* vn = has_next ? values + kv.block_table[blk + 1] * kv.block_stride : nullptr;
     for (int64_t j = 0; j < count; ++j) {
-      if (has_next) {
-        for (int c = 0; c < C; ++c) {
-          _mm_prefetch(reinterpret_cast<const char*>(vn + j * kHeadDim + 16 * c), _MM_HINT_T0);
-        }
-      }
+      if (has_next) PrefetchRow<kRowBytes>(vn + j * kHeadDim);
       __m512 vc[C];
-      for (int c = 0; c < C; ++c) vc[c] = _mm512_loadu_ps(v + j * kHeadDim + 16 * c);
+      for (int c = 0; c < C; ++c) vc[c] = Load16(v + j * kHeadDim + 16 * c);
       for (int g = 0; g < GN; ++g) {
         const __m512 w = _mm512_set1_ps(scores[g * score_stride + (p0 - first) + j]);
         for (int c = 0; c < C; ++c) o[g][c] = _mm512_fmadd_ps(w, vc[c], o[g][c]);
@@ -118,10 +128,10 @@ JISU_ATT_AVX512 void AttendFused(const float* q, float scale, const PagedKvHead&
 }
 
 // Query heads in chunks of up to 4 (at most 16 q registers).
-template <int C>
-JISU_ATT_AVX512 void AttendGroup(const float* q, int64_t group, float scale, const PagedKvHead& kv,
-                                 int64_t first, int64_t last, float* scores, int64_t score_stride,
-                                 float* out) {
+template <int C, typename T>
+JISU_ATT_AVX512 void AttendGroupOf(const float* q, int64_t group, float scale,
+                                   const PagedKvHead& kv, int64_t first, int64_t last,
+                                   float* scores, int64_t score_stride, float* out) {
   constexpr int kMaxGn = C <= 4 ? 4 : 2;
   for (int64_t g0 = 0; g0 < group; g0 += kMaxGn) {
     const int64_t gn = std::min<int64_t>(kMaxGn, group - g0);
@@ -129,20 +139,31 @@ JISU_ATT_AVX512 void AttendGroup(const float* q, int64_t group, float scale, con
     float* og = out + g0 * 16 * C;
     switch (gn) {
       case 1:
-        AttendFused<C, 1>(qg, scale, kv, first, last, scores, score_stride, og);
+        AttendFused<C, 1, T>(qg, scale, kv, first, last, scores, score_stride, og);
         break;
       case 2:
-        AttendFused<C, 2>(qg, scale, kv, first, last, scores, score_stride, og);
+        AttendFused<C, 2, T>(qg, scale, kv, first, last, scores, score_stride, og);
         break;
       case 3:
         if constexpr (kMaxGn >= 3)
-          AttendFused<C, 3>(qg, scale, kv, first, last, scores, score_stride, og);
+          AttendFused<C, 3, T>(qg, scale, kv, first, last, scores, score_stride, og);
         break;
       default:
         if constexpr (kMaxGn >= 4)
-          AttendFused<C, 4>(qg, scale, kv, first, last, scores, score_stride, og);
+          AttendFused<C, 4, T>(qg, scale, kv, first, last, scores, score_stride, og);
         break;
     }
+  }
+}
+
+template <int C>
+JISU_ATT_AVX512 void AttendGroup(const float* q, int64_t group, float scale, const PagedKvHead& kv,
+                                 int64_t first, int64_t last, float* scores, int64_t score_stride,
+                                 float* out) {
+  if (kv.type == KvType::kF16) {
+    AttendGroupOf<C, uint16_t>(q, group, scale, kv, first, last, scores, score_stride, out);
+  } else {
+    AttendGroupOf<C, float>(q, group, scale, kv, first, last, scores, score_stride, out);
   }
 }
 

@@ -41,6 +41,7 @@ Result<std::unique_ptr<Generator>> Generator::Create(const Model& model, ThreadP
   shape.head_dim = c.head_dim;
   shape.block_size = options.kv_block_size;
   shape.num_blocks = BlocksForTokens(g->max_context_, options.kv_block_size);
+  shape.type = options.kv_type;
   JISU_ASSIGN_OR_RETURN(g->cache_, KvCache::Create(shape));
   g->block_table_.resize(static_cast<size_t>(shape.num_blocks));
   std::iota(g->block_table_.begin(), g->block_table_.end(), 0);

@@ -26,6 +26,7 @@ struct GeneratorOptions {
   int64_t max_context = 0;      // 0: the model's context length (capped at 8192 for memory)
   int64_t prefill_chunk = 512;  // tokens per forward call while ingesting the prompt
   int64_t kv_block_size = 16;
+  KvType kv_type = kDefaultKvType;
 };
 
 struct GenerationTimings {
