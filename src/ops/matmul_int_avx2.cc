@@ -8,6 +8,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "ops/simd_avx2.h"
 
 namespace jisu::matmul_internal {
@@ -224,46 +226,52 @@ constexpr IntKernelSet kAvx2Int = {
     kMr,
 };
 
-// Packs a panel (matmul_int.h) 8 rows at a time: each row's 16 bytes of quantized values (a
-// half block for Q8_0) hold 4 dwords; a 4x4 dword transpose (rows i and i + 4 share a ymm)
-// gives "dword j of 8 consecutive rows", one 32-byte store of the panel per group of 4
-// elements (Q4: the low nibbles, and the high nibbles 4 groups later).
+// 8 consecutive rows' IEEE halves at p, p + stride, ... as floats.
+JISU_AVX2_INLINE __m256 Halves8(const uint8_t* p, size_t stride) {
+  uint16_t h[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&h[i], p + i * stride, 2);
+  return _mm256_cvtph_ps(_mm_setr_epi16(static_cast<int16_t>(h[0]), static_cast<int16_t>(h[1]),
+                                        static_cast<int16_t>(h[2]), static_cast<int16_t>(h[3]),
+                                        static_cast<int16_t>(h[4]), static_cast<int16_t>(h[5]),
+                                        static_cast<int16_t>(h[6]), static_cast<int16_t>(h[7])));
+}
+
+// Packs a full panel (all kIntNr rows; w at block 0 of row 0) 8 rows at a time: each row's 16
+// bytes of quantized values (a half block for Q8_0) hold 4 dwords; a 4x4 dword transpose (rows
+// i and i + 4 share a ymm) gives "dword j of 8 consecutive rows", one 32-byte store of the panel
+// per group of 4 elements (Q4: the low nibbles, and the high nibbles 4 groups later). Row
+// addresses are computed, not kept in a table, and the scales of 8 rows convert in one
+// vcvtph2ps: the per-row bookkeeping was most of the packer's time (perf, 32-token batches).
 template <WeightKind K>
-JISU_AVX2 void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
-                         int64_t nblocks, uint8_t* panel) {
-  // Missing rows read these, to pack as zero bytes: 0x80 for Q8_0 (flipped), 0 for Q4.
-  alignas(32) static const uint8_t kFlipped[32] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                                   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                                   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                                   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
-  alignas(32) static const uint8_t kZeros[32] = {};
-  const uint8_t* fill = K == kWQ8_0 ? kFlipped : kZeros;
+JISU_AVX2 void PackFullPanel(const uint8_t* w, size_t row_bytes, int64_t nblocks, uint8_t* panel) {
   constexpr size_t kBB = IntBlockBytes(K);
+  static_assert(kBB <= 64, "one prefetch per row and cache line");
+  // 32 interleaved row streams: the hardware prefetcher does not follow them (as for the GEMV),
+  // so each row's bytes a few cache lines ahead are requested, once per 64 bytes of progress.
   constexpr size_t kPrefetchBytes = 768;
+  constexpr int64_t kPrefetchEvery = 64 / kBB;
   constexpr size_t kQsOffset = K == kWQ4_1 ? 4 : 2;
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = 0; b < nblocks; ++b) {
     uint8_t* pb = panel + b * kIntPanelBlockBytes;
-    const uint8_t* blk[kIntNr];
-    for (int r = 0; r < kIntNr; ++r) {
-      blk[r] = r < valid_rows ? w + static_cast<size_t>(r) * row_bytes + (b0 + b) * kBB : nullptr;
-      // 32 interleaved row streams: the hardware prefetcher does not follow them (as for the
-      // GEMV), so each row's bytes a few cache lines ahead are requested here.
-      if (blk[r] != nullptr)
-        _mm_prefetch(reinterpret_cast<const char*>(blk[r]) + kPrefetchBytes, _MM_HINT_T0);
+    const uint8_t* col = w + b * kBB;  // block b of row 0
+    if (b % kPrefetchEvery == 0) {
+      for (int r = 0; r < kIntNr; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(col + r * row_bytes + kPrefetchBytes),
+                     _MM_HINT_T0);
+      }
     }
     for (int k = 0; k < kIntNr / 8; ++k) {
+      const uint8_t* r8 = col + 8 * k * row_bytes;
       for (int part = 0; part < (K == kWQ8_0 ? 2 : 1); ++part) {
+        const uint8_t* q = r8 + kQsOffset + 16 * part;
         __m256i y[4];
         for (int i = 0; i < 4; ++i) {
-          const uint8_t* lo = blk[8 * k + i];
-          const uint8_t* hi = blk[8 * k + i + 4];
-          lo = lo != nullptr ? lo + kQsOffset + 16 * part : fill;
-          hi = hi != nullptr ? hi + kQsOffset + 16 * part : fill;
           y[i] = _mm256_inserti128_si256(
-              _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lo))),
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi)), 1);
+              _mm256_castsi128_si256(
+                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i * row_bytes))),
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + (i + 4) * row_bytes)), 1);
         }
         const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]);
         const __m256i t1 = _mm256_unpackhi_epi32(y[0], y[1]);
@@ -283,13 +291,37 @@ JISU_AVX2 void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int
           }
         }
       }
+      auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
+      _mm256_store_ps(dw + 8 * k, Halves8(r8, row_bytes));
+      _mm256_store_ps(dw + kIntNr + 8 * k,
+                      K == kWQ4_1 ? Halves8(r8 + 2, row_bytes) : _mm256_setzero_ps());
     }
-    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
-    float* m = dw + kIntNr;
+  }
+}
+
+// Any panel (matmul_int.h): full panels directly; a partial one (the last rows of a matrix)
+// through a copy whose missing rows hold blocks that pack to zero bytes and zero scales.
+template <WeightKind K>
+JISU_AVX2 void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                         int64_t nblocks, uint8_t* panel) {
+  constexpr size_t kBB = IntBlockBytes(K);
+  if (valid_rows == kIntNr) return PackFullPanel<K>(w + b0 * kBB, row_bytes, nblocks, panel);
+  constexpr int64_t kChunk = 8;  // blocks per copy
+  constexpr size_t kCopyRowBytes = kChunk * kBB;
+  uint8_t copy[kIntNr * kCopyRowBytes];
+  uint8_t missing[kBB] = {};  // scale 0; Q8_0 values 0x80 (the packer flips them to 0)
+  if constexpr (K == kWQ8_0) std::memset(missing + 2, 0x80, kBB - 2);
+  for (int64_t c0 = 0; c0 < nblocks; c0 += kChunk) {
+    const int64_t n = std::min(kChunk, nblocks - c0);
     for (int r = 0; r < kIntNr; ++r) {
-      dw[r] = blk[r] != nullptr ? F16At(blk[r]) : 0.0f;
-      m[r] = K == kWQ4_1 && blk[r] != nullptr ? F16At(blk[r] + 2) : 0.0f;
+      uint8_t* dst = copy + r * kCopyRowBytes;
+      if (r < valid_rows) {
+        std::memcpy(dst, w + static_cast<size_t>(r) * row_bytes + (b0 + c0) * kBB, n * kBB);
+      } else {
+        for (int64_t b = 0; b < n; ++b) std::memcpy(dst + b * kBB, missing, kBB);
+      }
     }
+    PackFullPanel<K>(copy, kCopyRowBytes, n, panel + c0 * kIntPanelBlockBytes);
   }
 }
 

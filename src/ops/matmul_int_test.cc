@@ -269,15 +269,19 @@ TEST(IntKQuantDotTest, VectorMatchesScalar) {
   }
 }
 
-// The AVX-512 panel packer must write exactly the portable packer's bytes, for every integer
-// weight type, full and partial panels (missing rows are zero), at a block offset.
-TEST(PackIntPanelTest, Avx512MatchesPortableExactly) {
+// A vector panel packer must write exactly the portable packer's bytes, for every integer
+// weight type, full and partial panels (missing rows are zero), at a block offset, over enough
+// blocks to cross the AVX2 packer's 8-block copies of partial panels and its prefetch cadence.
+using PackerFn = bool (*)(matmul_internal::WeightKind, const uint8_t*, size_t, int, int64_t,
+                          int64_t, uint8_t*);
+
+void ExpectPackerMatchesPortable(PackerFn packer, const char* what) {
   using matmul_internal::kIntNr;
   using matmul_internal::kIntPanelBlockBytes;
   std::mt19937 rng(3);
   for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1}) {
     const auto kind = *matmul_internal::WeightKindOf(dtype);
-    constexpr int64_t kCols = 160, kBlocks = 3, kB0 = 1;
+    constexpr int64_t kCols = 32 * 21, kBlocks = 19, kB0 = 1;
     const size_t row_bytes = *RowBytes(dtype, kCols) + 6;  // a padded stride
     std::vector<uint8_t> w(row_bytes * kIntNr);
     for (auto& x : w) x = static_cast<uint8_t>(rng());
@@ -288,50 +292,28 @@ TEST(PackIntPanelTest, Avx512MatchesPortableExactly) {
         if (dtype == DType::kQ4_1) blk[3] = 0xac;
       }
     }
-    for (int valid : {32, 17, 16, 5}) {
-      std::vector<uint8_t> ref(kBlocks * kIntPanelBlockBytes, 0xee), vec(ref.size(), 0xdd);
-      matmul_internal::PackIntPanelPortable(kind, w.data(), row_bytes, valid, kB0, kBlocks,
-                                            ref.data());
-      alignas(64) static uint8_t buf[kBlocks * kIntPanelBlockBytes];
-      if (!matmul_internal::PackIntPanelAvx512(kind, w.data(), row_bytes, valid, kB0, kBlocks,
-                                               buf)) {
-        GTEST_SKIP() << "no AVX-512 VNNI here";
+    for (int valid : {32, 31, 17, 16, 5, 1}) {
+      for (int64_t nblocks : {kBlocks, int64_t{3}}) {
+        std::vector<uint8_t> ref(nblocks * kIntPanelBlockBytes, 0xee), vec(ref.size(), 0xdd);
+        matmul_internal::PackIntPanelPortable(kind, w.data(), row_bytes, valid, kB0, nblocks,
+                                              ref.data());
+        alignas(64) static uint8_t buf[kBlocks * kIntPanelBlockBytes];
+        if (!packer(kind, w.data(), row_bytes, valid, kB0, nblocks, buf)) {
+          GTEST_SKIP() << "no " << what << " here";
+        }
+        std::memcpy(vec.data(), buf, vec.size());
+        EXPECT_EQ(ref, vec) << DTypeName(dtype) << " valid rows " << valid << " blocks " << nblocks;
       }
-      std::memcpy(vec.data(), buf, vec.size());
-      EXPECT_EQ(ref, vec) << DTypeName(dtype) << " valid rows " << valid;
     }
   }
 }
 
+TEST(PackIntPanelTest, Avx512MatchesPortableExactly) {
+  ExpectPackerMatchesPortable(matmul_internal::PackIntPanelAvx512, "AVX-512 VNNI");
+}
+
 TEST(PackIntPanelTest, Avx2MatchesPortableExactly) {
-  using matmul_internal::kIntNr;
-  using matmul_internal::kIntPanelBlockBytes;
-  std::mt19937 rng(4);
-  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1}) {
-    const auto kind = *matmul_internal::WeightKindOf(dtype);
-    constexpr int64_t kCols = 160, kBlocks = 3, kB0 = 1;
-    const size_t row_bytes = *RowBytes(dtype, kCols) + 6;  // a padded stride
-    std::vector<uint8_t> w(row_bytes * kIntNr);
-    for (auto& x : w) x = static_cast<uint8_t>(rng());
-    for (int64_t r = 0; r < kIntNr; ++r) {  // sane f16 scales (random bytes may be NaN)
-      for (int64_t b = 0; b < kCols / 32; ++b) {
-        uint8_t* blk = w.data() + r * row_bytes + b * Traits(dtype).block_bytes;
-        blk[1] = 0x2c;
-        if (dtype == DType::kQ4_1) blk[3] = 0xac;
-      }
-    }
-    for (int valid : {32, 17, 16, 5, 1}) {
-      std::vector<uint8_t> ref(kBlocks * kIntPanelBlockBytes, 0xee), vec(ref.size(), 0xdd);
-      matmul_internal::PackIntPanelPortable(kind, w.data(), row_bytes, valid, kB0, kBlocks,
-                                            ref.data());
-      alignas(64) static uint8_t buf[kBlocks * kIntPanelBlockBytes];
-      if (!matmul_internal::PackIntPanelAvx2(kind, w.data(), row_bytes, valid, kB0, kBlocks, buf)) {
-        GTEST_SKIP() << "no AVX2 here";
-      }
-      std::memcpy(vec.data(), buf, vec.size());
-      EXPECT_EQ(ref, vec) << DTypeName(dtype) << " valid rows " << valid;
-    }
-  }
+  ExpectPackerMatchesPortable(matmul_internal::PackIntPanelAvx2, "AVX2");
 }
 
 TEST(ActQuantTest, BlockScaleAndRounding) {
