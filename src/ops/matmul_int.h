@@ -65,6 +65,33 @@ inline void DecodeIntBlock(const uint8_t* blk, uint8_t u[32], float* dw, float* 
   }
 }
 
+// A partial panel (the last rows of a matrix) packed by a full-panel packer
+// pack_full(w, row_bytes, nblocks, panel) (w at block 0 of row 0, all kIntNr rows) through a
+// copy whose missing rows hold blocks that pack to zero bytes and zero scales, so the vector
+// packers need no per-row checks.
+template <WeightKind K, class PackFull>
+inline void PackPartialPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                             int64_t nblocks, uint8_t* panel, PackFull pack_full) {
+  constexpr size_t kBB = IntBlockBytes(K);
+  constexpr int64_t kChunk = 8;  // blocks per copy
+  constexpr size_t kCopyRowBytes = kChunk * kBB;
+  uint8_t copy[kIntNr * kCopyRowBytes];
+  uint8_t missing[kBB] = {};  // scale 0; Q8_0 values 0x80 (the packers flip them to 0)
+  if constexpr (K == kWQ8_0) std::memset(missing + 2, 0x80, kBB - 2);
+  for (int64_t c0 = 0; c0 < nblocks; c0 += kChunk) {
+    const int64_t n = nblocks - c0 < kChunk ? nblocks - c0 : kChunk;
+    for (int r = 0; r < kIntNr; ++r) {
+      uint8_t* dst = copy + r * kCopyRowBytes;
+      if (r < valid_rows) {
+        std::memcpy(dst, w + static_cast<size_t>(r) * row_bytes + (b0 + c0) * kBB, n * kBB);
+      } else {
+        for (int64_t b = 0; b < n; ++b) std::memcpy(dst + b * kBB, missing, kBB);
+      }
+    }
+    pack_full(copy, kCopyRowBytes, n, panel + c0 * kIntPanelBlockBytes);
+  }
+}
+
 // Decode: for r < num_rows, t < num_tokens (1..kMaxDotTokens):
 //   y[t * y_stride + r] = sum over blocks of row r (at w + r * row_bytes) . token t0 + t of a.
 using IntDotFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t num_rows,
@@ -83,6 +110,8 @@ struct IntKernelSet {
   IntDotFn dot[kNumWeightKinds];    // nullptr for float kinds
   IntGemmFn gemm[kNumWeightKinds];  // nullptr: prefill uses dot
   int mr;                           // tokens per GEMM call at most
+  // The K-quant dot kernels' own set name where they come from another ISA (nullptr: name).
+  const char* kquant_name = nullptr;
 };
 
 const IntKernelSet& ScalarIntKernels();

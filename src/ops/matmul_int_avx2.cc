@@ -8,8 +8,6 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include <algorithm>
-
 #include "ops/simd_avx2.h"
 
 namespace jisu::matmul_internal {
@@ -224,6 +222,7 @@ constexpr IntKernelSet kAvx2Int = {
      IntDotQ5_KAvx2, IntDotQ6_KAvx2},
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>},
     kMr,
+    nullptr,
 };
 
 // 8 consecutive rows' IEEE halves at p, p + stride, ... as floats.
@@ -299,30 +298,13 @@ JISU_AVX2 void PackFullPanel(const uint8_t* w, size_t row_bytes, int64_t nblocks
   }
 }
 
-// Any panel (matmul_int.h): full panels directly; a partial one (the last rows of a matrix)
-// through a copy whose missing rows hold blocks that pack to zero bytes and zero scales.
 template <WeightKind K>
 JISU_AVX2 void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
                          int64_t nblocks, uint8_t* panel) {
-  constexpr size_t kBB = IntBlockBytes(K);
-  if (valid_rows == kIntNr) return PackFullPanel<K>(w + b0 * kBB, row_bytes, nblocks, panel);
-  constexpr int64_t kChunk = 8;  // blocks per copy
-  constexpr size_t kCopyRowBytes = kChunk * kBB;
-  uint8_t copy[kIntNr * kCopyRowBytes];
-  uint8_t missing[kBB] = {};  // scale 0; Q8_0 values 0x80 (the packer flips them to 0)
-  if constexpr (K == kWQ8_0) std::memset(missing + 2, 0x80, kBB - 2);
-  for (int64_t c0 = 0; c0 < nblocks; c0 += kChunk) {
-    const int64_t n = std::min(kChunk, nblocks - c0);
-    for (int r = 0; r < kIntNr; ++r) {
-      uint8_t* dst = copy + r * kCopyRowBytes;
-      if (r < valid_rows) {
-        std::memcpy(dst, w + static_cast<size_t>(r) * row_bytes + (b0 + c0) * kBB, n * kBB);
-      } else {
-        for (int64_t b = 0; b < n; ++b) std::memcpy(dst + b * kBB, missing, kBB);
-      }
-    }
-    PackFullPanel<K>(copy, kCopyRowBytes, n, panel + c0 * kIntPanelBlockBytes);
+  if (valid_rows == kIntNr) {
+    return PackFullPanel<K>(w + b0 * IntBlockBytes(K), row_bytes, nblocks, panel);
   }
+  PackPartialPanel<K>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<K>);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // after GetCpuFeatures().avx512 && avx512_vnni.
 #include "ops/cpu_features.h"
 #include "ops/matmul_int.h"
+#include "ops/matmul_int_kquant.h"
 
 #if defined(__x86_64__)
 #if defined(__GNUC__) && !defined(__clang__)
@@ -224,9 +225,16 @@ JISU_VNNI void IntGemm(int64_t nblocks, const uint8_t* panel, const QuantizedAct
 
 constexpr IntKernelSet kVnni = {
     "avx512-vnni-int8",
-    {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>},
+    // K-quants: the AVX2 integer dot kernels (every AVX-512 CPU runs them). Without them an
+    // AVX-512 machine decoded K-quants on the float dot, which the integer dot beat 2.2-2.9x
+    // on Zen 3 (bench/results/2026-12-01-cpu-kquant-int-avx2.md); on a Sapphire Rapids host,
+    // 5632 x 2048, 1 thread, medians of 3: 1.6x (q4_k) / 2.0x (q6_k) at one token, 1.1x / 1.25x
+    // at 4, 1.0x / 1.6x at 12 (bench/results/2026-12-01-cpu-avx512-host.md).
+    {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KAvx2,
+     IntDotQ5_KAvx2, IntDotQ6_KAvx2},
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>},
     kMr,
+    "avx2-int8",
 };
 
 // Packs rows of one panel (see matmul_int.h) 16 at a time: four 16-byte row slices per zmm,
@@ -252,40 +260,44 @@ JISU_VNNI_INLINE void Transpose16x4(const uint8_t* const* p, __m512i out[4]) {
   out[3] = _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
+// 16 consecutive rows' IEEE halves at p, p + stride, ... as floats.
+JISU_VNNI __m512 Halves16(const uint8_t* p, size_t stride) {
+  alignas(32) uint16_t h[16];
+  for (int i = 0; i < 16; ++i) std::memcpy(&h[i], p + i * stride, 2);
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+}
+
+// A full panel (all kIntNr rows; w at block 0 of row 0). Row addresses are computed and the
+// scales of 16 rows convert in one vcvtph2ps; each row's bytes a few cache lines ahead are
+// requested once per 64 bytes of progress (the 32 row streams defeat the hardware prefetcher;
+// the same change on the AVX2 packer: bench/results/2026-12-01-cpu-pack-prefetch.md).
 template <WeightKind K>
-JISU_VNNI void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
-                         int64_t nblocks, uint8_t* panel) {
-  alignas(64) static const uint8_t kZeros[64] = {};
+JISU_VNNI void PackFullPanel(const uint8_t* w, size_t row_bytes, int64_t nblocks, uint8_t* panel) {
   constexpr size_t kBB = IntBlockBytes(K);
+  static_assert(kBB <= 64, "one prefetch per row and cache line");
+  constexpr size_t kPrefetchBytes = 768;
+  constexpr int64_t kPrefetchEvery = 64 / kBB;
   constexpr size_t kQsOffset = K == kWQ4_1 ? 4 : 2;
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = 0; b < nblocks; ++b) {
     uint8_t* pb = panel + b * kIntPanelBlockBytes;
-    const uint8_t* blk[kIntNr];
-    for (int r = 0; r < kIntNr; ++r) {
-      blk[r] = r < valid_rows ? w + static_cast<size_t>(r) * row_bytes + (b0 + b) * kBB : nullptr;
+    const uint8_t* col = w + b * kBB;  // block b of row 0
+    if (b % kPrefetchEvery == 0) {
+      for (int r = 0; r < kIntNr; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(col + r * row_bytes + kPrefetchBytes),
+                     _MM_HINT_T0);
+      }
     }
     for (int h = 0; h < 2; ++h) {
       const uint8_t* p[16];
       __m512i out[4];
       for (int part = 0; part < (K == kWQ8_0 ? 2 : 1); ++part) {
-        for (int i = 0; i < 16; ++i) {
-          const uint8_t* bl = blk[16 * h + i];
-          p[i] = bl != nullptr ? bl + kQsOffset + 16 * part : kZeros;
-        }
+        for (int i = 0; i < 16; ++i) p[i] = col + (16 * h + i) * row_bytes + kQsOffset + 16 * part;
         Transpose16x4(p, out);
         for (int j = 0; j < 4; ++j) {
           if constexpr (K == kWQ8_0) {
-            // Missing rows must stay zero bytes, not 0x80.
-            __m512i u = _mm512_xor_si512(out[j], flip);
-            if (16 * h + 16 > valid_rows) {
-              const int nv = valid_rows - 16 * h;
-              const __mmask16 keep =
-                  static_cast<__mmask16>(nv <= 0 ? 0 : (nv >= 16 ? 0xffff : (1u << nv) - 1));
-              u = _mm512_maskz_mov_epi32(keep, u);
-            }
-            _mm512_store_si512(pb + (4 * part + j) * 128 + h * 64, u);
+            _mm512_store_si512(pb + (4 * part + j) * 128 + h * 64, _mm512_xor_si512(out[j], flip));
           } else {
             _mm512_store_si512(pb + j * 128 + h * 64, _mm512_and_si512(out[j], low4));
             _mm512_store_si512(pb + (j + 4) * 128 + h * 64,
@@ -293,14 +305,22 @@ JISU_VNNI void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int
           }
         }
       }
-    }
-    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
-    float* m = dw + kIntNr;
-    for (int r = 0; r < kIntNr; ++r) {
-      dw[r] = blk[r] != nullptr ? F16At(blk[r]) : 0.0f;
-      m[r] = K == kWQ4_1 && blk[r] != nullptr ? F16At(blk[r] + 2) : 0.0f;
+      auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
+      const uint8_t* r16 = col + 16 * h * row_bytes;
+      _mm512_store_ps(dw + 16 * h, Halves16(r16, row_bytes));
+      _mm512_store_ps(dw + kIntNr + 16 * h,
+                      K == kWQ4_1 ? Halves16(r16 + 2, row_bytes) : _mm512_setzero_ps());
     }
   }
+}
+
+template <WeightKind K>
+JISU_VNNI void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                         int64_t nblocks, uint8_t* panel) {
+  if (valid_rows == kIntNr) {
+    return PackFullPanel<K>(w + b0 * IntBlockBytes(K), row_bytes, nblocks, panel);
+  }
+  PackPartialPanel<K>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<K>);
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ constexpr IntKernelSet kScalarInt = {
      IntDotQ5_KScalar, IntDotQ6_KScalar},
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>},
     kMr,
+    nullptr,
 };
 
 }  // namespace

@@ -41,7 +41,9 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
       }
     }
     if (IsIntKQuantKind(kind) && iks.dot[k] != nullptr && UseIntKQuantPath(1)) {
-      n.decode = int_dot;  // prefill stays on the float GEMM
+      // prefill stays on the float GEMM
+      n.decode = std::string(iks.kquant_name != nullptr ? iks.kquant_name : iks.name) + " dot " +
+                 t + " x q8";
     }
     out.push_back(n);
   }
