@@ -496,12 +496,17 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.gemm = false;
   } else if ((matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) ||
              (matmul_internal::IsIntKQuantKind(*kind) &&
-              matmul_internal::UseIntKQuantPath(num_tokens) &&
+              matmul_internal::UseIntKQuantPath(num_tokens, *kind) &&
               matmul_internal::IntKernelsFor(p.ks->isa).dot[*kind] != nullptr)) {
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
     const bool has_gemm = p.iks->gemm[*kind] != nullptr;
+    // K-quants keep the dot kernels to kKQuantIntDotMaxTokens: the super-block scales make
+    // their panels dearer to pack.
+    const int64_t gemm_min = matmul_internal::IsIntKQuantKind(*kind)
+                                 ? matmul_internal::kKQuantIntDotMaxTokens + 1
+                                 : kIntGemmMinTokens;
     s.gemm = has_gemm && (forced.has_value() ? *forced == matmul_internal::Path::kGemm
-                                             : num_tokens >= kIntGemmMinTokens);
+                                             : num_tokens >= gemm_min);
     token_granule = has_gemm ? p.iks->mr : kMaxDotTokens;
     // Quantize once for every row; split over the pool when there are many tokens.
     p.qa = t_act_quant.Prepare(num_tokens, w.cols);

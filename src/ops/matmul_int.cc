@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/half.h"
 #include "ops/cpu_features.h"
+#include "ops/quant_k.h"
 
 namespace jisu::matmul_internal {
 namespace {
@@ -28,6 +30,33 @@ void PackT(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64
         std::memset(u, 0, sizeof u);
         dw[r] = 0.0f;
         m[r] = 0.0f;
+      }
+      for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * kIntNr + r) * 4, u + 4 * g, 4);
+    }
+  }
+}
+
+// Q4_K into the Q4_1 panel layout: each 32-element sub-block j of a 256-element super-block is
+// x = (d * sc_j) * q - dmin * m_j with q a nibble, i.e. a Q4_1 block with dw = d * sc_j and
+// min -dmin * m_j, so the Q4_1 micro-kernels compute it unchanged. The nibbles of sub-blocks
+// 2k and 2k + 1 share the 32 bytes qs[32k ..]: low for 2k, high for 2k + 1.
+void PackQ4_K(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64_t nblocks,
+              uint8_t* panel) {
+  for (int64_t b = 0; b < nblocks; ++b) {
+    uint8_t* pb = panel + b * kIntPanelBlockBytes;
+    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
+    float* m = dw + kIntNr;
+    const int64_t sb = (b0 + b) / 8;
+    const int j = static_cast<int>((b0 + b) % 8);
+    for (int r = 0; r < kIntNr; ++r) {
+      uint8_t u[32] = {};
+      dw[r] = m[r] = 0.0f;
+      if (r < valid_rows) {
+        const auto* blk =
+            reinterpret_cast<const BlockQ4_K*>(w + static_cast<size_t>(r) * row_bytes) + sb;
+        Q4_KSubBlockScales(blk, j, &dw[r], &m[r]);
+        const uint8_t* q = blk->qs + 32 * (j / 2);
+        for (int i = 0; i < 32; ++i) u[i] = (q[i] >> (4 * (j % 2))) & 15;
       }
       for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * kIntNr + r) * 4, u + 4 * g, 4);
     }
@@ -63,6 +92,8 @@ void PackIntPanelPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, i
       return PackT<kWQ4_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
     case kWQ4_1:
       return PackT<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel);
+    case kWQ4_K:
+      return PackQ4_K(w, row_bytes, valid_rows, b0, nblocks, panel);
     default:
       return;
   }
@@ -102,13 +133,13 @@ bool UseIntPath(int64_t num_tokens) {
   return num_tokens > kMaxDotTokens;
 }
 
-bool UseIntKQuantPath(int64_t num_tokens) {
+bool UseIntKQuantPath(int64_t num_tokens, WeightKind kind) {
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
   const int env_mode = EnvMatmulMode();
   if (env_mode == 1) return false;
   if (env_mode == 2) return true;
-  return num_tokens <= kKQuantIntDotMaxTokens;
+  return num_tokens <= kKQuantIntDotMaxTokens || kind == kWQ4_K;
 }
 
 }  // namespace jisu::matmul_internal

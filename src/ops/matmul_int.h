@@ -11,9 +11,10 @@
 // uses the sign trick instead because 255 * 127 * 2 overflows int16). Results differ from the
 // float path by the activation rounding (<= d/2 per element), not by summation order only.
 //
-// K-quants (Q4_K, Q5_K, Q6_K; matmul_int_kquant.h) have decode dot kernels only: their
-// 256-element super-blocks hold 8 activation blocks, each with its own sub-block scale (two for
-// Q6_K), so the scale joins the integer sum per block of 32 instead of the form above.
+// K-quants (Q4_K, Q5_K, Q6_K; matmul_int_kquant.h) have decode dot kernels: their 256-element
+// super-blocks hold 8 activation blocks, each with its own sub-block scale (two for Q6_K), so
+// the scale joins the integer sum per block of 32 instead of the form above. A Q4_K sub-block
+// is a Q4_1 block (dw = d * sc, m = -dmin * min), so Q4_K prefill packs into Q4_1 panels.
 //
 // Decode (IntDotFn) reads weight rows in place. Prefill (IntGemmFn) runs on panels of kIntNr
 // rows packed once per task and reused by every token of the task:
@@ -29,6 +30,7 @@
 #include "ops/act_quant.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
+#include "ops/quant_k.h"
 
 namespace jisu::matmul_internal {
 
@@ -36,7 +38,7 @@ constexpr int kIntNr = 32;
 constexpr int64_t kIntPanelBlockBytes = 8 * kIntNr * 4 + 2 * kIntNr * 4;  // 1280
 
 constexpr bool IsIntKind(WeightKind k) { return k == kWQ8_0 || k == kWQ4_0 || k == kWQ4_1; }
-// K-quant kinds with integer decode kernels (no packed GEMM; IntKernelSet::gemm is nullptr).
+// K-quant kinds with integer decode kernels (a packed GEMM only for Q4_K, through Q4_1 panels).
 constexpr bool IsIntKQuantKind(WeightKind k) { return k == kWQ4_K || k == kWQ5_K || k == kWQ6_K; }
 constexpr int IntZeroPoint(WeightKind k) { return k == kWQ8_0 ? 128 : (k == kWQ4_0 ? 8 : 0); }
 constexpr size_t IntBlockBytes(WeightKind k) {
@@ -90,6 +92,14 @@ inline void PackPartialPanel(const uint8_t* w, size_t row_bytes, int valid_rows,
     }
     pack_full(copy, kCopyRowBytes, n, panel + c0 * kIntPanelBlockBytes);
   }
+}
+
+// Sub-block j (0..7) of a Q4_K super-block as a Q4_1 block's scale and min (x = dw * q + m).
+inline void Q4_KSubBlockScales(const BlockQ4_K* blk, int j, float* dw, float* m) {
+  int sc, mn;
+  UnpackScaleMinK4(blk->scales, j, &sc, &mn);
+  *dw = F16ToF32(blk->d) * static_cast<float>(sc);
+  *m = -(F16ToF32(blk->dmin) * static_cast<float>(mn));
 }
 
 // Decode: for r < num_rows, t < num_tokens (1..kMaxDotTokens):
@@ -149,8 +159,12 @@ bool UseIntPath(int64_t num_tokens);
 // integer dot took 0.35-0.45x the float dot's time at 1, 4 and 12 tokens and 0.77x the float
 // GEMM's at 24 tokens, mixed at 48 (bench/results/2026-12-01-cpu-kquant-int-avx2.md); prefill
 // stays on the float GEMM. ForceActPath and JISU_MATMUL (float / int) as for UseIntPath.
+// Q4_K also has the packed GEMM (its sub-blocks are Q4_1 blocks: PackIntPanel), so it stays
+// on the integer path at every token count (dot to kKQuantIntDotMaxTokens, then the GEMM): Zen 3,
+// 5632 x 2048, 1 thread, 24 / 32 / 128 tokens 1.25x / 1.3x / 1.45-1.65x the float GEMM; TinyLlama
+// Q4_K_M pp512 at 2 threads 1.6x (bench/results/2026-12-01-cpu-q4_k-gemm.md).
 constexpr int64_t kKQuantIntDotMaxTokens = 19;
-bool UseIntKQuantPath(int64_t num_tokens);
+bool UseIntKQuantPath(int64_t num_tokens, WeightKind kind);
 // Batch-1 decode through the integer GEMV (matmul_gemv.h) for Q4_0/Q8_0: on by default
 // (measured faster on the TinyLlama-1.1B shape, bench/results/2026-12-01-cpu-decode.md); off
 // under ForceActPath(kFloat), JISU_MATMUL=float or JISU_MATMUL=nogemv (the old dot kernels).

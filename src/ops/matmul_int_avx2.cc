@@ -220,7 +220,8 @@ constexpr IntKernelSet kAvx2Int = {
     "avx2-int8",
     {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KAvx2,
      IntDotQ5_KAvx2, IntDotQ6_KAvx2},
-    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>},
+    // Q4_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel.
+    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>},
     kMr,
     nullptr,
 };
@@ -307,6 +308,63 @@ JISU_AVX2 void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int
   PackPartialPanel<K>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<K>);
 }
 
+// Q4_K, full panels only, into the Q4_1 panel layout (PackQ4_K in matmul_int.cc says why):
+// the 32 bytes of nibbles that sub-block j shares with its partner hold its group g (elements
+// 4g .. 4g + 3) in dword g, so an 8x8 dword transpose of 8 rows gives the panel's group rows,
+// then one nibble of each byte is kept.
+JISU_AVX2 void PackFullPanelQ4_K(const uint8_t* w, size_t row_bytes, int64_t b0, int64_t nblocks,
+                                 uint8_t* panel) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  // Scales first, one super-block of a row at a time (8 sub-blocks per unpack).
+  for (int r = 0; r < kIntNr; ++r) {
+    const auto* row = reinterpret_cast<const BlockQ4_K*>(w + static_cast<size_t>(r) * row_bytes);
+    for (int64_t b = 0; b < nblocks;) {
+      const BlockQ4_K* blk = row + (b0 + b) / 8;
+      const float d = _cvtsh_ss(blk->d), dmin = _cvtsh_ss(blk->dmin);
+      uint8_t sc[8], mn[8];
+      UnpackScalesMinsK4(blk->scales, sc, mn);
+      for (int j = static_cast<int>((b0 + b) % 8); j < 8 && b < nblocks; ++j, ++b) {
+        auto* dw = reinterpret_cast<float*>(panel + b * kIntPanelBlockBytes + 8 * kIntNr * 4);
+        dw[r] = d * static_cast<float>(sc[j]);
+        dw[kIntNr + r] = -(dmin * static_cast<float>(mn[j]));
+      }
+    }
+  }
+  for (int64_t b = 0; b < nblocks; ++b) {
+    uint8_t* pb = panel + b * kIntPanelBlockBytes;
+    const int64_t sb = (b0 + b) / 8;
+    const int j = static_cast<int>((b0 + b) % 8);
+    for (int k = 0; k < kIntNr / 8; ++k) {
+      __m256i y[8];
+      for (int i = 0; i < 8; ++i) {
+        const auto* blk =
+            reinterpret_cast<const BlockQ4_K*>(w + static_cast<size_t>(8 * k + i) * row_bytes) + sb;
+        y[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs + 32 * (j / 2)));
+        if (j % 2) y[i] = _mm256_srli_epi16(y[i], 4);
+        y[i] = _mm256_and_si256(y[i], low4);
+      }
+      const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]), t1 = _mm256_unpackhi_epi32(y[0], y[1]);
+      const __m256i t2 = _mm256_unpacklo_epi32(y[2], y[3]), t3 = _mm256_unpackhi_epi32(y[2], y[3]);
+      const __m256i t4 = _mm256_unpacklo_epi32(y[4], y[5]), t5 = _mm256_unpackhi_epi32(y[4], y[5]);
+      const __m256i t6 = _mm256_unpacklo_epi32(y[6], y[7]), t7 = _mm256_unpackhi_epi32(y[6], y[7]);
+      // After the 64-bit unpacks v[c] holds dword c (low 128-bit half) and dword c + 4 (high
+      // half) of rows 0-3 (v0-v3) or 4-7 (v4-v7).
+      const __m256i v0 = _mm256_unpacklo_epi64(t0, t2), v1 = _mm256_unpackhi_epi64(t0, t2);
+      const __m256i v2 = _mm256_unpacklo_epi64(t1, t3), v3 = _mm256_unpackhi_epi64(t1, t3);
+      const __m256i v4 = _mm256_unpacklo_epi64(t4, t6), v5 = _mm256_unpackhi_epi64(t4, t6);
+      const __m256i v6 = _mm256_unpacklo_epi64(t5, t7), v7 = _mm256_unpackhi_epi64(t5, t7);
+      const __m256i lo[4] = {v0, v1, v2, v3}, hi[4] = {v4, v5, v6, v7};
+      for (int c = 0; c < 4; ++c) {
+        // Group c: rows 0-3 from lo's low half, rows 4-7 from hi's low half; group c + 4: highs.
+        _mm256_store_si256(reinterpret_cast<__m256i*>(pb + c * 128 + k * 32),
+                           _mm256_permute2x128_si256(lo[c], hi[c], 0x20));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(pb + (c + 4) * 128 + k * 32),
+                           _mm256_permute2x128_si256(lo[c], hi[c], 0x31));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const IntKernelSet* Avx2IntKernels() { return &kAvx2Int; }
@@ -324,6 +382,10 @@ bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int v
       return true;
     case kWQ4_1:
       PackPanel<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      return true;
+    case kWQ4_K:
+      if (valid_rows != kIntNr) return false;  // the last panel of a matrix: portable
+      PackFullPanelQ4_K(w, row_bytes, b0, nblocks, panel);
       return true;
     default:
       return false;

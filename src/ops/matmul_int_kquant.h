@@ -1,7 +1,8 @@
 // Internal to src/ops: integer decode dot kernels for the K-quant weights Q4_K, Q5_K and Q6_K
 // (layouts in quant_k.h) against the int8 activation blocks of 32 (act_quant.h). They fill the
-// K-quant entries of the IntKernelSet tables (matmul_int.h); there is no packed GEMM for them,
-// so prefill stays on the float GEMM (matmul.cc).
+// K-quant entries of the IntKernelSet tables (matmul_int.h). Prefill: Q4_K packs into Q4_1
+// panels for the integer GEMM (matmul_int.cc); Q5_K (5-bit values overflow the int16 sums of
+// that kernel) and Q6_K (a scale per 16 elements) stay on the float GEMM (matmul.cc).
 //
 // One 256-element super-block covers 8 activation blocks j (scale da_j, sum asum_j):
 //   Q4_K/Q5_K: x = d*sc_j*q - dmin*m_j, q unsigned (0..15 / 0..31), one (sc_j, m_j) per block j:

@@ -275,21 +275,25 @@ TEST(IntKQuantDotTest, VectorMatchesScalar) {
 using PackerFn = bool (*)(matmul_internal::WeightKind, const uint8_t*, size_t, int, int64_t,
                           int64_t, uint8_t*);
 
-void ExpectPackerMatchesPortable(PackerFn packer, const char* what) {
+// with_q4_k: the packer also takes full Q4_K panels (into Q4_1 panels; partial ones are left to
+// the portable loops: the packer returns false).
+void ExpectPackerMatchesPortable(PackerFn packer, const char* what, bool with_q4_k) {
   using matmul_internal::kIntNr;
   using matmul_internal::kIntPanelBlockBytes;
   std::mt19937 rng(3);
-  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1}) {
+  std::vector<DType> dtypes = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1};
+  if (with_q4_k) dtypes.push_back(DType::kQ4_K);
+  for (DType dtype : dtypes) {
     const auto kind = *matmul_internal::WeightKindOf(dtype);
-    constexpr int64_t kCols = 32 * 21, kBlocks = 19, kB0 = 1;
-    const size_t row_bytes = *RowBytes(dtype, kCols) + 6;  // a padded stride
+    constexpr int64_t kCols = 256 * 3, kBlocks = 19, kB0 = 1;  // blocks of 32
+    const size_t row_bytes = *RowBytes(dtype, kCols) + 6;      // a padded stride
     std::vector<uint8_t> w(row_bytes * kIntNr);
     for (auto& x : w) x = static_cast<uint8_t>(rng());
     for (int64_t r = 0; r < kIntNr; ++r) {  // sane f16 scales (random bytes may be NaN)
-      for (int64_t b = 0; b < kCols / 32; ++b) {
+      for (int64_t b = 0; b < kCols / Traits(dtype).block_size; ++b) {
         uint8_t* blk = w.data() + r * row_bytes + b * Traits(dtype).block_bytes;
         blk[1] = 0x2c;
-        if (dtype == DType::kQ4_1) blk[3] = 0xac;
+        if (dtype == DType::kQ4_1 || dtype == DType::kQ4_K) blk[3] = 0xac;
       }
     }
     for (int valid : {32, 31, 17, 16, 5, 1}) {
@@ -299,6 +303,7 @@ void ExpectPackerMatchesPortable(PackerFn packer, const char* what) {
                                               ref.data());
         alignas(64) static uint8_t buf[kBlocks * kIntPanelBlockBytes];
         if (!packer(kind, w.data(), row_bytes, valid, kB0, nblocks, buf)) {
+          if (dtype == DType::kQ4_K && valid < kIntNr) continue;
           GTEST_SKIP() << "no " << what << " here";
         }
         std::memcpy(vec.data(), buf, vec.size());
@@ -309,11 +314,11 @@ void ExpectPackerMatchesPortable(PackerFn packer, const char* what) {
 }
 
 TEST(PackIntPanelTest, Avx512MatchesPortableExactly) {
-  ExpectPackerMatchesPortable(matmul_internal::PackIntPanelAvx512, "AVX-512 VNNI");
+  ExpectPackerMatchesPortable(matmul_internal::PackIntPanelAvx512, "AVX-512 VNNI", false);
 }
 
 TEST(PackIntPanelTest, Avx2MatchesPortableExactly) {
-  ExpectPackerMatchesPortable(matmul_internal::PackIntPanelAvx2, "AVX2");
+  ExpectPackerMatchesPortable(matmul_internal::PackIntPanelAvx2, "AVX2", true);
 }
 
 TEST(ActQuantTest, BlockScaleAndRounding) {
