@@ -67,13 +67,14 @@ inline void DecodeIntBlock(const uint8_t* blk, uint8_t u[32], float* dw, float* 
   }
 }
 
-// A partial panel (the last rows of a matrix) packed by a full-panel packer
-// pack_full(w, row_bytes, nblocks, panel) (w at block 0 of row 0, all kIntNr rows) through a
-// copy whose missing rows hold blocks that pack to zero bytes and zero scales, so the vector
-// packers need no per-row checks.
+// Any panel through a full-panel packer pack_full(w, row_bytes, nblocks, panel) (w at block 0
+// of row 0, all kIntNr rows): a partial panel (the last rows of a matrix) through a copy whose
+// missing rows hold blocks that pack to zero bytes and zero scales, so the vector packers need
+// no per-row checks.
 template <WeightKind K, class PackFull>
-inline void PackPartialPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
-                             int64_t nblocks, uint8_t* panel, PackFull pack_full) {
+inline void PackPanelWith(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                          int64_t nblocks, uint8_t* panel, PackFull pack_full) {
+  if (valid_rows == kIntNr) return pack_full(w + b0 * IntBlockBytes(K), row_bytes, nblocks, panel);
   constexpr size_t kBB = IntBlockBytes(K);
   constexpr int64_t kChunk = 8;  // blocks per copy
   constexpr size_t kCopyRowBytes = kChunk * kBB;

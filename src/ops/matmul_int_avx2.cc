@@ -299,15 +299,6 @@ JISU_AVX2 void PackFullPanel(const uint8_t* w, size_t row_bytes, int64_t nblocks
   }
 }
 
-template <WeightKind K>
-JISU_AVX2 void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
-                         int64_t nblocks, uint8_t* panel) {
-  if (valid_rows == kIntNr) {
-    return PackFullPanel<K>(w + b0 * IntBlockBytes(K), row_bytes, nblocks, panel);
-  }
-  PackPartialPanel<K>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<K>);
-}
-
 // Q4_K, full panels only, into the Q4_1 panel layout (PackQ4_K in matmul_int.cc says why):
 // the 32 bytes of nibbles that sub-block j shares with its partner hold its group g (elements
 // 4g .. 4g + 3) in dword g, so an 8x8 dword transpose of 8 rows gives the panel's group rows,
@@ -375,13 +366,13 @@ bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int v
   if (!ok) return false;
   switch (kind) {
     case kWQ8_0:
-      PackPanel<kWQ8_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      PackPanelWith<kWQ8_0>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<kWQ8_0>);
       return true;
     case kWQ4_0:
-      PackPanel<kWQ4_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      PackPanelWith<kWQ4_0>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<kWQ4_0>);
       return true;
     case kWQ4_1:
-      PackPanel<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      PackPanelWith<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<kWQ4_1>);
       return true;
     case kWQ4_K:
       if (valid_rows != kIntNr) return false;  // the last panel of a matrix: portable

@@ -315,15 +315,6 @@ JISU_VNNI void PackFullPanel(const uint8_t* w, size_t row_bytes, int64_t nblocks
   }
 }
 
-template <WeightKind K>
-JISU_VNNI void PackPanel(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
-                         int64_t nblocks, uint8_t* panel) {
-  if (valid_rows == kIntNr) {
-    return PackFullPanel<K>(w + b0 * IntBlockBytes(K), row_bytes, nblocks, panel);
-  }
-  PackPartialPanel<K>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<K>);
-}
-
 }  // namespace
 
 const IntKernelSet* Avx512VnniIntKernels() { return &kVnni; }
@@ -334,13 +325,13 @@ bool PackIntPanelAvx512(WeightKind kind, const uint8_t* w, size_t row_bytes, int
   if (!ok) return false;
   switch (kind) {
     case kWQ8_0:
-      PackPanel<kWQ8_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      PackPanelWith<kWQ8_0>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<kWQ8_0>);
       return true;
     case kWQ4_0:
-      PackPanel<kWQ4_0>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      PackPanelWith<kWQ4_0>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<kWQ4_0>);
       return true;
     case kWQ4_1:
-      PackPanel<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel);
+      PackPanelWith<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel, PackFullPanel<kWQ4_1>);
       return true;
     default:
       return false;
