@@ -36,6 +36,14 @@ void PackT(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64
   }
 }
 
+// Sub-block j (0..7) of a Q4_K super-block as a Q4_1 block's scale and min (x = dw * q + m).
+void Q4_KSubBlockScales(const BlockQ4_K* blk, int j, float* dw, float* m) {
+  int sc, mn;
+  UnpackScaleMinK4(blk->scales, j, &sc, &mn);
+  *dw = F16ToF32(blk->d) * static_cast<float>(sc);
+  *m = -(F16ToF32(blk->dmin) * static_cast<float>(mn));
+}
+
 // Q4_K into the Q4_1 panel layout: each 32-element sub-block j of a 256-element super-block is
 // x = (d * sc_j) * q - dmin * m_j with q a nibble, i.e. a Q4_1 block with dw = d * sc_j and
 // min -dmin * m_j, so the Q4_1 micro-kernels compute it unchanged. The nibbles of sub-blocks

@@ -30,7 +30,6 @@
 #include "ops/act_quant.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
-#include "ops/quant_k.h"
 
 namespace jisu::matmul_internal {
 
@@ -93,14 +92,6 @@ inline void PackPanelWith(const uint8_t* w, size_t row_bytes, int valid_rows, in
     }
     pack_full(copy, kCopyRowBytes, n, panel + c0 * kIntPanelBlockBytes);
   }
-}
-
-// Sub-block j (0..7) of a Q4_K super-block as a Q4_1 block's scale and min (x = dw * q + m).
-inline void Q4_KSubBlockScales(const BlockQ4_K* blk, int j, float* dw, float* m) {
-  int sc, mn;
-  UnpackScaleMinK4(blk->scales, j, &sc, &mn);
-  *dw = F16ToF32(blk->d) * static_cast<float>(sc);
-  *m = -(F16ToF32(blk->dmin) * static_cast<float>(mn));
 }
 
 // Decode: for r < num_rows, t < num_tokens (1..kMaxDotTokens):

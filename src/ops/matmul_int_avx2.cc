@@ -4,6 +4,7 @@
 #include "ops/cpu_features.h"
 #include "ops/matmul_int.h"
 #include "ops/matmul_int_kquant.h"
+#include "ops/quant_k.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
