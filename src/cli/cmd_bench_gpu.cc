@@ -32,6 +32,7 @@ struct BenchGpuFlags {
   bool no_graphs = false;
   bool no_gemm_tuning = false;
   int gemv_tokens = 2;
+  int skinny_tokens = 16;
   bool profile = false;
   bool no_flash = false;
   bool unfused = false;
@@ -93,14 +94,17 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.cuda_graphs = !f.no_graphs;
   o.tune_gemms = !f.no_gemm_tuning;
   o.gemv_max_tokens = f.gemv_tokens;
+  o.skinny_max_tokens = f.skinny_tokens;
   o.profile = f.profile;
   o.flash_attention = !f.no_flash;
   o.fused_kernels = !f.unfused;
   o.attention_chunk_tokens = f.attn_chunk;
   o.decode_attn_variant = f.decode_variant;
   std::printf("decode tokens %s, ", f.device_sampling ? "sampled on the GPU" : "as host logits");
-  std::printf("GEMV kernels up to %d tokens, elementwise kernels %s, attention %s, ", f.gemv_tokens,
-              f.unfused ? "UNFUSED" : "fused", f.no_flash ? "FP32 kernel" : "flash (mma.sync)");
+  std::printf("GEMV kernels up to %d tokens, skinny GEMM up to %d, ", f.gemv_tokens,
+              f.skinny_tokens);
+  std::printf("elementwise kernels %s, attention %s, ", f.unfused ? "UNFUSED" : "fused",
+              f.no_flash ? "FP32 kernel" : "flash (mma.sync)");
   std::printf("CUDA graphs %s, GEMM tuning %s, key chunk %s, decode attention variant %d\n",
               f.no_graphs ? "off" : "on", f.no_gemm_tuning ? "off" : "on",
               f.attn_chunk > 0 ? std::to_string(f.attn_chunk).c_str() : "auto", f.decode_variant);
@@ -228,6 +232,10 @@ void RegisterBenchGpu(CLI::App& app) {
   cmd->add_option("--gemv-tokens", flags->gemv_tokens,
                   "steps of at most this many tokens on the fused GEMV kernels (0-8; 0: cuBLAS)")
       ->check(CLI::Range(0, 8));
+  cmd->add_option("--skinny-tokens", flags->skinny_tokens,
+                  "steps of at most this many tokens on the wgmma weight-stream GEMM "
+                  "(0-16; 0: cuBLAS)")
+      ->check(CLI::Range(0, 16));
   cmd->add_flag("--no-flash", flags->no_flash,
                 "attention on the FP32 kernel instead of the mma.sync flash kernels");
   cmd->add_flag("--device-sampling", flags->device_sampling,

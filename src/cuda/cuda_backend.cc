@@ -111,6 +111,12 @@ Status CudaBackend::Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void
                        stream_)) {
     return Status::Ok();
   }
+  if (tokens <= std::min<int64_t>(options_.skinny_max_tokens, cuda::kMaxSkinnyTokens) &&
+      cuda::LaunchSkinnyGemm(w.as<uint16_t>(), static_cast<int>(n), static_cast<int>(k),
+                             static_cast<const uint16_t*>(x), static_cast<int>(tokens), y,
+                             accumulate, num_sms_, stream_)) {
+    return Status::Ok();
+  }
   return gemm_.Run(w.get(), static_cast<int>(n), static_cast<int>(k), x, static_cast<int>(tokens),
                    y, accumulate, stream_);
 }

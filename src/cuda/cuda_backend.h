@@ -45,6 +45,10 @@ struct CudaBackendOptions {
   // cuBLAS and separate kernels. On an H200 (Llama-3.1-8B shape) batch 1 5.44 -> 5.07 ms, equal
   // at 2 tokens, slower from 4 (bench/results/2026-12-01-cuda-h200-gemv.md).
   int gemv_max_tokens = 2;
+  // Steps of more than gemv_max_tokens and at most this many tokens (<= 16; 0: none) run their
+  // products on the wgmma weight-stream kernel (skinny_gemm.cu, Hopper) instead of cuBLAS: on an
+  // H200 (8B shape) decode steps 5-6% shorter at 4-8 tokens, 3% at 16.
+  int skinny_max_tokens = 16;
   // cuBLASLt GEMMs of up to 512 tokens on the algorithm timed fastest per shape and
   // power-of-two token bucket (cuda/gemm_tuner.h); false: the library's first heuristic pick.
   bool tune_gemms = true;

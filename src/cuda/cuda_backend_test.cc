@@ -17,6 +17,7 @@
 #include <optional>
 #include <random>
 
+#include "cuda/kernels.h"
 #include "engine/engine.h"
 #include "kv/kv_cache.h"
 #include "model/cpu_backend.h"
@@ -34,7 +35,8 @@ constexpr double kBf16LogitTolerance = 2.5e-2;
 constexpr double kBatchTolerance = 2e-3;
 // With the fast paths a token's attention runs on the tensor-core kernel (Q and P rounded to
 // BF16) in a prefill tile but on the FP32 kernel as a decode step, and its GEMMs on the GEMV
-// kernel or cuBLAS depending on the step's size.
+// kernel, the skinny tensor-core kernel (k split in another order) or cuBLAS depending on the
+// step's size, so BF16 activations can round the other way.
 constexpr double kBatchToleranceFastPaths = 1e-2;
 
 double RelDiff(const float* got, const float* want, int64_t n) {
@@ -71,6 +73,7 @@ class CudaBackendTest : public ::testing::Test {
     o.cuda_graphs = fast_paths;
     o.flash_attention = fast_paths;
     o.gemv_max_tokens = gemv ? 8 : 0;
+    o.skinny_max_tokens = fast_paths ? cuda::kMaxSkinnyTokens : 0;
     if (tweak) tweak(o);
     o.block_size = block_size;
     o.kv_bytes = 1ull << 30;

@@ -133,6 +133,17 @@ constexpr int kMaxGemvTokens = 8;
 bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
                 bool accumulate, cudaStream_t stream);
 
+// y[t, n] (+)= w[n, :] . x[t, :] for 1..kMaxSkinnyTokens tokens on tensor cores (skinny_gemm.cu):
+// the decode batches between the GEMV and cuBLAS, where the product is still bound by the weight
+// stream. Narrow matrices split k over the blocks of a cluster (sm_90), reduced in a fixed
+// order. False (nothing launched) for shapes it does not handle (k % 8 != 0, tokens out of
+// range).
+constexpr int kMaxSkinnyTokens = 16;
+// k splits for an [n, k] matrix on num_sms SMs (exposed for tests and reports).
+int SkinnyGemmSplits(int n, int k, int num_sms);
+bool LaunchSkinnyGemm(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
+                      bool accumulate, int num_sms, cudaStream_t stream);
+
 // The small-batch GEMV with its neighbours fused (gemv.cu). Each warp computes one "unit", two
 // weight rows, for every token; the op says which rows pair up and what the epilogue does.
 enum class GemvOp {
