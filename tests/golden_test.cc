@@ -28,9 +28,9 @@ using testing::SourceDir;
 using testing::TestDataDir;
 
 struct Variant {
-  std::string fixture;     // tests/data/golden/<fixture>.json
-  std::string convert_to;  // "" = original files; else GGUF type from `jisu convert`
-  bool exact = true;       // exact-weight path: greedy tokens must match too
+  std::string fixture;          // tests/data/golden/<fixture>.json
+  std::string convert_to = "";  // "" = original files; else GGUF type from `jisu convert`
+  bool exact = true;            // exact-weight path: greedy tokens must match too
   double max_logit_diff = 1e-3;
   double ppl_tolerance = 0.005;  // relative
   // Run with activations quantized to int8 (the default CPU prefill path for Q8_0/Q4_0/Q4_1);

@@ -63,7 +63,9 @@ void RunKind(DType dtype) {
           }
           // Exact integer lane sums, float scaling and summation: a few ulps of the magnitude.
           const double tol = 2e-6 * mag + 1e-30;
-          if (portable) ASSERT_LE(std::fabs(yp[r] - ref), tol) << where << " portable row " << r;
+          if (portable) {
+            ASSERT_LE(std::fabs(yp[r] - ref), tol) << where << " portable row " << r;
+          }
           if (vec != nullptr) {
             ASSERT_LE(std::fabs(yv[r] - ref), tol) << where << " avx512 row " << r;
             worst = std::max(worst, std::fabs(yv[r] - ref) / tol);
