@@ -3,6 +3,7 @@
 // in pinned host memory and uploaded with one copy.
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "cuda/cuda_backend_impl.h"
 #include "kv/kv_cache.h"
@@ -38,7 +39,9 @@ Status CudaBackend::Prepare(const ForwardBatch& batch) {
         tile.q_count = static_cast<int32_t>(std::min(step, s.num_tokens - i));
         tile.q_pos0 = static_cast<int32_t>(s.start_position + i);
         tile.kv_hi = tile.q_pos0 + tile.q_count;
-        tile.kv_lo = window > 0 ? std::max(0, tile.q_pos0 - window + 1) : 0;
+        // A sliding window's first key rounded down to a page start (the kernels mask by the
+        // window anyway), so the kernels' K/V copies stay page-aligned runs.
+        tile.kv_lo = window > 0 ? std::max(0, tile.q_pos0 - window + 1) / bs * bs : 0;
         tile.bt_offset = static_cast<int32_t>(table_len);
         tile.decode = decode;
         max_range = std::max<int64_t>(max_range, tile.kv_hi - tile.kv_lo);
@@ -54,7 +57,11 @@ Status CudaBackend::Prepare(const ForwardBatch& batch) {
     const int64_t base = static_cast<int64_t>(tiles.size()) * config_.num_kv_heads;
     const int64_t want = (4 * num_sms_ + base - 1) / std::max<int64_t>(1, base);
     chunk = want <= 1 ? max_range : std::max<int64_t>(128, (max_range + want - 1) / want);
-    chunk = std::max<int64_t>(1, chunk);
+    // Chunks start on a page boundary and a multiple of 16 keys: the flash kernels copy K/V in
+    // runs of up to 16 keys from one page and fall back to a per-key table lookup otherwise
+    // (a 1027-key context split in two at key 514 had sent half the batch-64 tiles that way).
+    const int64_t align = std::lcm<int64_t>(bs, 16);
+    chunk = std::max<int64_t>(1, (chunk + align - 1) / align * align);
   }
 
   items_.clear();

@@ -227,16 +227,38 @@ __global__ void __launch_bounds__(Shape::kThreads) FlashAttentionKernel(AttnArgs
     const bf16* ks = stages + (tile % kStages) * L::kStageElems + kw0 * S;
     const bf16* vs = ks + kTileKeys * S;
 
+    // Decode: even and odd k16 steps accumulate into separate fragments. A decode warp has only
+    // two n-blocks, and one chain of HD / 16 dependent MMAs each had left it waiting on MMA
+    // latency (Nsight Compute, batch 64: "wait" the top stall, under two warps a scheduler).
+    // Prefill warps have eight independent n-blocks already.
+    constexpr int kOddBlocks = kDecode ? kSBlocks : 1;
     float s[kSBlocks][4];
+    float s_odd[kOddBlocks][4];
 #pragma unroll
     for (int nb = 0; nb < kSBlocks; ++nb) {
-      s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.0f;
 #pragma unroll
-      for (int kk = 0; kk < HD / 16; kk += 2) {
+      for (int e = 0; e < 4; ++e) s[nb][e] = 0.0f;
+    }
+#pragma unroll
+    for (int nb = 0; nb < kOddBlocks; ++nb) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s_odd[nb][e] = 0.0f;
+    }
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk += 2) {
+#pragma unroll
+      for (int nb = 0; nb < kSBlocks; ++nb) {
         uint32_t b[4];
         Ldmatrix4(b, ks + (nb * 8 + lane % 8) * S + kk * 16 + 8 * (lane / 8));
         Mma(s[nb], qa[kk], b[0], b[1]);
-        Mma(s[nb], qa[kk + 1], b[2], b[3]);
+        Mma(kDecode ? s_odd[nb % kOddBlocks] : s[nb], qa[kk + 1], b[2], b[3]);
+      }
+    }
+    if constexpr (kDecode) {
+#pragma unroll
+      for (int nb = 0; nb < kSBlocks; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[nb][e] += s_odd[nb][e];
       }
     }
 

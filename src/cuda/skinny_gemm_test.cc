@@ -5,16 +5,12 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "core/half.h"
 #include "cuda/cuda_backend.h"
-#include "cuda/device_buffer.h"
+#include "cuda/gemm_test_util.h"
 #include "cuda/kernels.h"
 
 namespace jisu {
@@ -41,38 +37,13 @@ class CudaSkinnyGemmTest : public ::testing::Test {
 
   // y = x w^T (+ y0) for `sms` SMs' worth of blocks (which sets the k split).
   Run Check(int n, int k, int tokens, bool accumulate, int sms, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<uint16_t> w(static_cast<size_t>(n) * k), x(static_cast<size_t>(tokens) * k);
-    std::vector<float> y0(static_cast<size_t>(tokens) * n);
-    for (auto& v : w) v = F32ToBf16(u(rng));
-    for (auto& v : x) v = F32ToBf16(u(rng));
-    for (auto& v : y0) v = u(rng);
-    DeviceBuffer dw, dx, dy;
-    EXPECT_TRUE(dw.Resize(w.size() * 2).ok() && dx.Resize(x.size() * 2).ok() &&
-                dy.Resize(y0.size() * 4).ok());
-    cudaMemcpy(dw.get(), w.data(), w.size() * 2, cudaMemcpyHostToDevice);
-    cudaMemcpy(dx.get(), x.data(), x.size() * 2, cudaMemcpyHostToDevice);
-    cudaMemcpy(dy.get(), y0.data(), y0.size() * 4, cudaMemcpyHostToDevice);
-    EXPECT_TRUE(cuda::LaunchSkinnyGemm(dw.as<uint16_t>(), n, k, dx.as<uint16_t>(), tokens,
-                                       dy.as<float>(), accumulate, sms, stream_));
+    gemm_test::GemmCase c(n, k, tokens, seed);
+    EXPECT_TRUE(c.uploaded);
+    EXPECT_TRUE(cuda::LaunchSkinnyGemm(c.dw.as<uint16_t>(), n, k, c.dx.as<uint16_t>(), tokens,
+                                       c.dy.as<float>(), accumulate, sms, stream_));
     Run run;
-    run.y.resize(y0.size());
-    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    cudaMemcpy(run.y.data(), dy.get(), run.y.size() * 4, cudaMemcpyDeviceToHost);
-    double max_ref = 0, max_diff = 0;
-    for (int t = 0; t < tokens; ++t) {
-      for (int r = 0; r < n; ++r) {
-        double ref = accumulate ? y0[static_cast<size_t>(t) * n + r] : 0.0;
-        for (int i = 0; i < k; ++i) {
-          ref += static_cast<double>(Bf16ToF32(x[static_cast<size_t>(t) * k + i])) *
-                 Bf16ToF32(w[static_cast<size_t>(r) * k + i]);
-        }
-        max_ref = std::max(max_ref, std::fabs(ref));
-        max_diff = std::max(max_diff, std::fabs(ref - run.y[static_cast<size_t>(t) * n + r]));
-      }
-    }
-    run.rel_err = max_diff / std::max(max_ref, 1e-9);
+    run.y = c.Result(stream_);
+    run.rel_err = c.RelErr(run.y, accumulate);
     return run;
   }
 
