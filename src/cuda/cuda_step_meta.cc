@@ -3,8 +3,8 @@
 // in pinned host memory and uploaded with one copy.
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
+#include "cuda/attention_chunks.h"
 #include "cuda/cuda_backend_impl.h"
 #include "kv/kv_cache.h"
 
@@ -53,15 +53,8 @@ Status CudaBackend::Prepare(const ForwardBatch& batch) {
   }
   int64_t chunk = options_.attention_chunk_tokens;
   if (chunk <= 0) {
-    // Split keys only when the tiles alone leave SMs idle (small batches, long contexts).
-    const int64_t base = static_cast<int64_t>(tiles.size()) * config_.num_kv_heads;
-    const int64_t want = (4 * num_sms_ + base - 1) / std::max<int64_t>(1, base);
-    chunk = want <= 1 ? max_range : std::max<int64_t>(128, (max_range + want - 1) / want);
-    // Chunks start on a page boundary and a multiple of 16 keys: the flash kernels copy K/V in
-    // runs of up to 16 keys from one page and fall back to a per-key table lookup otherwise
-    // (a 1027-key context split in two at key 514 had sent half the batch-64 tiles that way).
-    const int64_t align = std::lcm<int64_t>(bs, 16);
-    chunk = std::max<int64_t>(1, (chunk + align - 1) / align * align);
+    chunk = cuda::AutoAttentionChunk(static_cast<int64_t>(tiles.size()), config_.num_kv_heads,
+                                     num_sms_, max_range, bs);
   }
 
   items_.clear();
