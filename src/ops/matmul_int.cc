@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "core/half.h"
 #include "ops/cpu_features.h"
@@ -36,20 +37,26 @@ void PackT(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64
   }
 }
 
-// Sub-block j (0..7) of a Q4_K super-block as a Q4_1 block's scale and min (x = dw * q + m).
-void Q4_KSubBlockScales(const BlockQ4_K* blk, int j, float* dw, float* m) {
+// Sub-block j (0..7) of a Q4_K or Q5_K super-block as a Q4_1 block's scale and min
+// (x = dw * q + m); both lead with d, dmin and the same packed 6-bit scales.
+template <typename Block>
+void KSubBlockScales(const Block* blk, int j, float* dw, float* m) {
   int sc, mn;
   UnpackScaleMinK4(blk->scales, j, &sc, &mn);
   *dw = F16ToF32(blk->d) * static_cast<float>(sc);
   *m = -(F16ToF32(blk->dmin) * static_cast<float>(mn));
 }
 
-// Q4_K into the Q4_1 panel layout: each 32-element sub-block j of a 256-element super-block is
-// x = (d * sc_j) * q - dmin * m_j with q a nibble, i.e. a Q4_1 block with dw = d * sc_j and
-// min -dmin * m_j, so the Q4_1 micro-kernels compute it unchanged. The nibbles of sub-blocks
-// 2k and 2k + 1 share the 32 bytes qs[32k ..]: low for 2k, high for 2k + 1.
-void PackQ4_K(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64_t nblocks,
-              uint8_t* panel) {
+// Q4_K and Q5_K into the Q4_1 panel layout: each 32-element sub-block j of a 256-element
+// super-block is x = (d * sc_j) * q - dmin * m_j, i.e. a Q4_1 block with dw = d * sc_j and min
+// -dmin * m_j, so the Q4_1 micro-kernels compute it (Q5_K's q up to 31 needs the AVX2 kernel's
+// int16 sums widened twice a block; matmul_int_avx2.cc). The nibbles of sub-blocks 2k and
+// 2k + 1 share the 32 bytes qs[32k ..]: low for 2k, high for 2k + 1; Q5_K's fifth bit of
+// element i of sub-block j is bit j of qh[i].
+template <WeightKind K>
+void PackKQuantAsQ4_1(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
+                      int64_t nblocks, uint8_t* panel) {
+  using Block = std::conditional_t<K == kWQ4_K, BlockQ4_K, BlockQ5_K>;
   for (int64_t b = 0; b < nblocks; ++b) {
     uint8_t* pb = panel + b * kIntPanelBlockBytes;
     auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
@@ -61,10 +68,13 @@ void PackQ4_K(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, in
       dw[r] = m[r] = 0.0f;
       if (r < valid_rows) {
         const auto* blk =
-            reinterpret_cast<const BlockQ4_K*>(w + static_cast<size_t>(r) * row_bytes) + sb;
-        Q4_KSubBlockScales(blk, j, &dw[r], &m[r]);
+            reinterpret_cast<const Block*>(w + static_cast<size_t>(r) * row_bytes) + sb;
+        KSubBlockScales(blk, j, &dw[r], &m[r]);
         const uint8_t* q = blk->qs + 32 * (j / 2);
         for (int i = 0; i < 32; ++i) u[i] = (q[i] >> (4 * (j % 2))) & 15;
+        if constexpr (K == kWQ5_K) {
+          for (int i = 0; i < 32; ++i) u[i] |= ((blk->qh[i] >> j) & 1) << 4;
+        }
       }
       for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * kIntNr + r) * 4, u + 4 * g, 4);
     }
@@ -101,7 +111,9 @@ void PackIntPanelPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, i
     case kWQ4_1:
       return PackT<kWQ4_1>(w, row_bytes, valid_rows, b0, nblocks, panel);
     case kWQ4_K:
-      return PackQ4_K(w, row_bytes, valid_rows, b0, nblocks, panel);
+      return PackKQuantAsQ4_1<kWQ4_K>(w, row_bytes, valid_rows, b0, nblocks, panel);
+    case kWQ5_K:
+      return PackKQuantAsQ4_1<kWQ5_K>(w, row_bytes, valid_rows, b0, nblocks, panel);
     default:
       return;
   }
@@ -147,7 +159,7 @@ bool UseIntKQuantPath(int64_t num_tokens, WeightKind kind) {
   const int env_mode = EnvMatmulMode();
   if (env_mode == 1) return false;
   if (env_mode == 2) return true;
-  return num_tokens <= kKQuantIntDotMaxTokens || kind == kWQ4_K;
+  return num_tokens <= kKQuantIntDotMaxTokens || kind == kWQ4_K || kind == kWQ5_K;
 }
 
 }  // namespace jisu::matmul_internal

@@ -13,8 +13,9 @@
 //
 // K-quants (Q4_K, Q5_K, Q6_K; matmul_int_kquant.h) have decode dot kernels: their 256-element
 // super-blocks hold 8 activation blocks, each with its own sub-block scale (two for Q6_K), so
-// the scale joins the integer sum per block of 32 instead of the form above. A Q4_K sub-block
-// is a Q4_1 block (dw = d * sc, m = -dmin * min), so Q4_K prefill packs into Q4_1 panels.
+// the scale joins the integer sum per block of 32 instead of the form above. A Q4_K or Q5_K
+// sub-block is a Q4_1 block (dw = d * sc, m = -dmin * min; u up to 15 or 31), so their prefill
+// packs into Q4_1 panels. Q6_K (a scale per 16 elements) prefills on the float GEMM.
 //
 // Decode (IntDotFn) reads weight rows in place. Prefill (IntGemmFn) runs on panels of kIntNr
 // rows packed once per task and reused by every token of the task:
@@ -37,7 +38,8 @@ constexpr int kIntNr = 32;
 constexpr int64_t kIntPanelBlockBytes = 8 * kIntNr * 4 + 2 * kIntNr * 4;  // 1280
 
 constexpr bool IsIntKind(WeightKind k) { return k == kWQ8_0 || k == kWQ4_0 || k == kWQ4_1; }
-// K-quant kinds with integer decode kernels (a packed GEMM only for Q4_K, through Q4_1 panels).
+// K-quant kinds with integer decode kernels (a packed GEMM for Q4_K and Q5_K, through Q4_1
+// panels).
 constexpr bool IsIntKQuantKind(WeightKind k) { return k == kWQ4_K || k == kWQ5_K || k == kWQ6_K; }
 constexpr int IntZeroPoint(WeightKind k) { return k == kWQ8_0 ? 128 : (k == kWQ4_0 ? 8 : 0); }
 constexpr size_t IntBlockBytes(WeightKind k) {

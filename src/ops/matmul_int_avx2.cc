@@ -97,7 +97,8 @@ constexpr int kMr = 4;
 // Prefill micro-kernel: NT tokens x one kIntNr-row panel (matmul_int.h), in two halves of 16
 // rows (two ymm of 8 rows x 4 bytes per group of 4 elements). Per block and group, one 32-bit
 // broadcast of a token's 4 activation bytes meets both ymm. Q4: pmaddubsw results add up in
-// int16 over the whole block (8 groups * 2 * 15 * 127 = 30480 fits), one pmaddwd per block.
+// int16 over the whole block (8 groups * 2 * 15 * 127 = 30480 fits), one pmaddwd per block
+// (Q5_K in Q4_1 panels: one per four groups).
 // Q8_0: the panel's u = w + 128 is turned back into signed w once per load (shared by the
 // tokens) for the sign trick, and every group's pmaddwd adds in int32 (2 * 128 * 127 leaves no
 // int16 headroom). Then per block and 8 rows: the zero point in int32, one float scale.
@@ -105,6 +106,7 @@ template <WeightKind K, int NT>
 JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedActs& a, int64_t t0,
                         int64_t b0, float* c, int64_t ldc, int valid_rows, bool accumulate) {
   constexpr bool kQ8 = K == kWQ8_0;
+  constexpr bool kQ5 = K == kWQ5_K;  // Q4_1 panels holding 5-bit values (matmul_int.h)
   constexpr int z = kQ8 ? 0 : IntZeroPoint(K);
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -123,7 +125,11 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
     for (int64_t b = 0; b < nblocks; ++b) {
       const uint8_t* pb = panel + b * kIntPanelBlockBytes + h * 64;
       __m256i acc[NT][2];
-      for (int t = 0; t < NT; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_si256();
+      __m256i s16[NT][2];  // Q5: the current half-block's int16 sums
+      for (int t = 0; t < NT; ++t) {
+        acc[t][0] = acc[t][1] = _mm256_setzero_si256();
+        s16[t][0] = s16[t][1] = _mm256_setzero_si256();
+      }
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
         __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pb + g * 128));
@@ -146,6 +152,15 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
             acc[t][1] = _mm256_add_epi32(
                 acc[t][1],
                 _mm256_madd_epi16(_mm256_maddubs_epi16(wa1, _mm256_sign_epi8(av, w1)), ones));
+          } else if constexpr (kQ5) {
+            // Two halves of four groups: 4 * 2 * 31 * 128 = 31744 fits int16, eight would not.
+            s16[t][0] = _mm256_add_epi16(s16[t][0], _mm256_maddubs_epi16(wa0, av));
+            s16[t][1] = _mm256_add_epi16(s16[t][1], _mm256_maddubs_epi16(wa1, av));
+            if (g % 4 == 3) {
+              acc[t][0] = _mm256_add_epi32(acc[t][0], _mm256_madd_epi16(s16[t][0], ones));
+              acc[t][1] = _mm256_add_epi32(acc[t][1], _mm256_madd_epi16(s16[t][1], ones));
+              s16[t][0] = s16[t][1] = _mm256_setzero_si256();
+            }
           } else {
             acc[t][0] = _mm256_add_epi16(acc[t][0], _mm256_maddubs_epi16(wa0, av));
             acc[t][1] = _mm256_add_epi16(acc[t][1], _mm256_maddubs_epi16(wa1, av));
@@ -153,6 +168,7 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
           // Keeps the running sums in registers: GCC otherwise reassociates the adds, computes
           // all 8 groups' products first and spills them to the stack.
           asm("" : "+x"(acc[t][0]), "+x"(acc[t][1]));
+          if constexpr (kQ5) asm("" : "+x"(s16[t][0]), "+x"(s16[t][1]));
         }
       }
       const float* dwp =
@@ -160,7 +176,7 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
       const __m256 dw0 = _mm256_load_ps(dwp), dw1 = _mm256_load_ps(dwp + 8);
       for (int t = 0; t < NT; ++t) {
         __m256i i0 = acc[t][0], i1 = acc[t][1];
-        if constexpr (!kQ8) {
+        if constexpr (!kQ8 && !kQ5) {
           i0 = _mm256_madd_epi16(i0, ones);
           i1 = _mm256_madd_epi16(i1, ones);
         }
@@ -173,7 +189,7 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
         f[t][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(dw0, da), f[t][0]);
         f[t][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(dw1, da), f[t][1]);
       }
-      if constexpr (K == kWQ4_1) {
+      if constexpr (K == kWQ4_1 || kQ5) {
         const __m256 m0 = _mm256_load_ps(dwp + kIntNr), m1 = _mm256_load_ps(dwp + kIntNr + 8);
         for (int t = 0; t < NT; ++t) {
           const __m256 sa = _mm256_set1_ps(ds[t][b] * static_cast<float>(sums[t][b]));
@@ -221,8 +237,10 @@ constexpr IntKernelSet kAvx2Int = {
     "avx2-int8",
     {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KAvx2,
      IntDotQ5_KAvx2, IntDotQ6_KAvx2},
-    // Q4_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel.
-    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>},
+    // Q4_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel; Q5_K too, with
+    // its int16 sums widened every four groups.
+    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>,
+     IntGemm<kWQ5_K>},
     kMr,
     nullptr,
 };
@@ -300,7 +318,7 @@ JISU_AVX2 void PackFullPanel(const uint8_t* w, size_t row_bytes, int64_t nblocks
   }
 }
 
-// Q4_K, full panels only, into the Q4_1 panel layout (PackQ4_K in matmul_int.cc says why):
+// Q4_K, full panels only, into the Q4_1 panel layout (PackKQuantAsQ4_1 in matmul_int.cc says why):
 // the 32 bytes of nibbles that sub-block j shares with its partner hold its group g (elements
 // 4g .. 4g + 3) in dword g, so an 8x8 dword transpose of 8 rows gives the panel's group rows,
 // then one nibble of each byte is kept.

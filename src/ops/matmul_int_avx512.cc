@@ -232,8 +232,10 @@ constexpr IntKernelSet kVnni = {
     // at 4, 1.0x / 1.6x at 12 (bench/results/2026-12-01-cpu-avx512-host.md).
     {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KAvx2,
      IntDotQ5_KAvx2, IntDotQ6_KAvx2},
-    // Q4_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel.
-    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>},
+    // Q4_K and Q5_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel (exact
+    // int32 sums for Q5_K's 5-bit values too).
+    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>,
+     IntGemm<kWQ4_1>},
     kMr,
     "avx2-int8",
 };

@@ -67,8 +67,10 @@ constexpr IntKernelSet kScalarInt = {
     "scalar-int8",
     {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KScalar,
      IntDotQ5_KScalar, IntDotQ6_KScalar},
-    // Q4_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel.
-    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>},
+    // Q4_K and Q5_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel (exact
+    // int32 sums for Q5_K's 5-bit values too).
+    {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>,
+     IntGemm<kWQ4_1>},
     kMr,
     nullptr,
 };
