@@ -9,6 +9,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <type_traits>
+
 #include "ops/simd_avx2.h"
 
 namespace jisu::matmul_internal {
@@ -318,18 +320,22 @@ JISU_AVX2 void PackFullPanel(const uint8_t* w, size_t row_bytes, int64_t nblocks
   }
 }
 
-// Q4_K, full panels only, into the Q4_1 panel layout (PackKQuantAsQ4_1 in matmul_int.cc says why):
-// the 32 bytes of nibbles that sub-block j shares with its partner hold its group g (elements
-// 4g .. 4g + 3) in dword g, so an 8x8 dword transpose of 8 rows gives the panel's group rows,
-// then one nibble of each byte is kept.
-JISU_AVX2 void PackFullPanelQ4_K(const uint8_t* w, size_t row_bytes, int64_t b0, int64_t nblocks,
-                                 uint8_t* panel) {
+// Q4_K and Q5_K, full panels only, into the Q4_1 panel layout (PackKQuantAsQ4_1 in
+// matmul_int.cc says why): the 32 bytes of nibbles that sub-block j shares with its partner
+// hold its group g (elements 4g .. 4g + 3) in dword g, so an 8x8 dword transpose of 8 rows
+// gives the panel's group rows, after one nibble of each byte is kept (and, for Q5_K, bit j of
+// the element's qh byte moved to bit 4).
+template <WeightKind K>
+JISU_AVX2 void PackFullPanelKAsQ4_1(const uint8_t* w, size_t row_bytes, int64_t b0, int64_t nblocks,
+                                    uint8_t* panel) {
+  using Block = std::conditional_t<K == kWQ4_K, BlockQ4_K, BlockQ5_K>;
   const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
   // Scales first, one super-block of a row at a time (8 sub-blocks per unpack).
   for (int r = 0; r < kIntNr; ++r) {
-    const auto* row = reinterpret_cast<const BlockQ4_K*>(w + static_cast<size_t>(r) * row_bytes);
+    const auto* row = reinterpret_cast<const Block*>(w + static_cast<size_t>(r) * row_bytes);
     for (int64_t b = 0; b < nblocks;) {
-      const BlockQ4_K* blk = row + (b0 + b) / 8;
+      const Block* blk = row + (b0 + b) / 8;
       const float d = _cvtsh_ss(blk->d), dmin = _cvtsh_ss(blk->dmin);
       uint8_t sc[8], mn[8];
       UnpackScalesMinsK4(blk->scales, sc, mn);
@@ -348,10 +354,17 @@ JISU_AVX2 void PackFullPanelQ4_K(const uint8_t* w, size_t row_bytes, int64_t b0,
       __m256i y[8];
       for (int i = 0; i < 8; ++i) {
         const auto* blk =
-            reinterpret_cast<const BlockQ4_K*>(w + static_cast<size_t>(8 * k + i) * row_bytes) + sb;
+            reinterpret_cast<const Block*>(w + static_cast<size_t>(8 * k + i) * row_bytes) + sb;
         y[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs + 32 * (j / 2)));
         if (j % 2) y[i] = _mm256_srli_epi16(y[i], 4);
         y[i] = _mm256_and_si256(y[i], low4);
+        if constexpr (K == kWQ5_K) {
+          // Bit j of each qh byte to bit 4 (16-bit shifts: the mask drops what crosses bytes).
+          const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh));
+          const __m256i hi = j <= 4 ? _mm256_sll_epi16(qh, _mm_cvtsi32_si128(4 - j))
+                                    : _mm256_srl_epi16(qh, _mm_cvtsi32_si128(j - 4));
+          y[i] = _mm256_or_si256(y[i], _mm256_and_si256(hi, bit4));
+        }
       }
       const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]), t1 = _mm256_unpackhi_epi32(y[0], y[1]);
       const __m256i t2 = _mm256_unpacklo_epi32(y[2], y[3]), t3 = _mm256_unpackhi_epi32(y[2], y[3]);
@@ -395,7 +408,11 @@ bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int v
       return true;
     case kWQ4_K:
       if (valid_rows != kIntNr) return false;  // the last panel of a matrix: portable
-      PackFullPanelQ4_K(w, row_bytes, b0, nblocks, panel);
+      PackFullPanelKAsQ4_1<kWQ4_K>(w, row_bytes, b0, nblocks, panel);
+      return true;
+    case kWQ5_K:
+      if (valid_rows != kIntNr) return false;
+      PackFullPanelKAsQ4_1<kWQ5_K>(w, row_bytes, b0, nblocks, panel);
       return true;
     default:
       return false;

@@ -275,14 +275,17 @@ TEST(IntKQuantDotTest, VectorMatchesScalar) {
 using PackerFn = bool (*)(matmul_internal::WeightKind, const uint8_t*, size_t, int, int64_t,
                           int64_t, uint8_t*);
 
-// with_q4_k: the packer also takes full Q4_K panels (into Q4_1 panels; partial ones are left to
-// the portable loops: the packer returns false).
-void ExpectPackerMatchesPortable(PackerFn packer, const char* what, bool with_q4_k) {
+// with_kquants: the packer also takes full Q4_K and Q5_K panels (into Q4_1 panels; partial ones
+// are left to the portable loops: the packer returns false).
+void ExpectPackerMatchesPortable(PackerFn packer, const char* what, bool with_kquants) {
   using matmul_internal::kIntNr;
   using matmul_internal::kIntPanelBlockBytes;
   std::mt19937 rng(3);
   std::vector<DType> dtypes = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1};
-  if (with_q4_k) dtypes.push_back(DType::kQ4_K);
+  if (with_kquants) {
+    dtypes.push_back(DType::kQ4_K);
+    dtypes.push_back(DType::kQ5_K);
+  }
   for (DType dtype : dtypes) {
     const auto kind = *matmul_internal::WeightKindOf(dtype);
     constexpr int64_t kCols = 256 * 3, kBlocks = 19, kB0 = 1;  // blocks of 32
@@ -293,7 +296,9 @@ void ExpectPackerMatchesPortable(PackerFn packer, const char* what, bool with_q4
       for (int64_t b = 0; b < kCols / Traits(dtype).block_size; ++b) {
         uint8_t* blk = w.data() + r * row_bytes + b * Traits(dtype).block_bytes;
         blk[1] = 0x2c;
-        if (dtype == DType::kQ4_1 || dtype == DType::kQ4_K) blk[3] = 0xac;
+        if (dtype == DType::kQ4_1 || dtype == DType::kQ4_K || dtype == DType::kQ5_K) {
+          blk[3] = 0xac;
+        }
       }
     }
     for (int valid : {32, 31, 17, 16, 5, 1}) {
@@ -303,7 +308,7 @@ void ExpectPackerMatchesPortable(PackerFn packer, const char* what, bool with_q4
                                               ref.data());
         alignas(64) static uint8_t buf[kBlocks * kIntPanelBlockBytes];
         if (!packer(kind, w.data(), row_bytes, valid, kB0, nblocks, buf)) {
-          if (dtype == DType::kQ4_K && valid < kIntNr) continue;
+          if (Traits(dtype).block_size == 256 && valid < kIntNr) continue;
           GTEST_SKIP() << "no " << what << " here";
         }
         std::memcpy(vec.data(), buf, vec.size());
