@@ -81,6 +81,41 @@ void PackKQuantAsQ4_1(const uint8_t* w, size_t row_bytes, int valid_rows, int64_
   }
 }
 
+// Q6_K into the panel layout with signed values: sub-block j (32 elements) of a 256-element
+// super-block holds w = q - 32 (-32..31, stored as int8 bytes) under two scales, d * sc[2j] for
+// elements 0-15 (groups 0-3) in the dw slot and d * sc[2j + 1] for 16-31 (groups 4-7) in the m
+// slot; the kernels sum each half block on its own. Element 32j + i sits in ql / qh as
+// DequantizeQ6_K (quant_k.cc) reads it.
+void PackQ6_K(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64_t nblocks,
+              uint8_t* panel) {
+  for (int64_t b = 0; b < nblocks; ++b) {
+    uint8_t* pb = panel + b * kIntPanelBlockBytes;
+    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
+    float* dw_hi = dw + kIntNr;
+    const int64_t sb = (b0 + b) / 8;
+    const int j = static_cast<int>((b0 + b) % 8);
+    const int h = j / 4, k = j % 4;
+    for (int r = 0; r < kIntNr; ++r) {
+      uint8_t u[32] = {};
+      dw[r] = dw_hi[r] = 0.0f;
+      if (r < valid_rows) {
+        const auto* blk =
+            reinterpret_cast<const BlockQ6_K*>(w + static_cast<size_t>(r) * row_bytes) + sb;
+        const float d = F16ToF32(blk->d);
+        dw[r] = d * static_cast<float>(blk->scales[2 * j]);
+        dw_hi[r] = d * static_cast<float>(blk->scales[2 * j + 1]);
+        const uint8_t* ql = blk->ql + 64 * h + 32 * (k % 2);
+        const uint8_t* qh = blk->qh + 32 * h;
+        for (int i = 0; i < 32; ++i) {
+          const int q = ((ql[i] >> (4 * (k / 2))) & 15) | (((qh[i] >> (2 * k)) & 3) << 4);
+          u[i] = static_cast<uint8_t>(static_cast<int8_t>(q - 32));
+        }
+      }
+      for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * kIntNr + r) * 4, u + 4 * g, 4);
+    }
+  }
+}
+
 }  // namespace
 
 const IntKernelSet& IntKernelsFor(Isa isa) {
@@ -114,6 +149,8 @@ void PackIntPanelPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, i
       return PackKQuantAsQ4_1<kWQ4_K>(w, row_bytes, valid_rows, b0, nblocks, panel);
     case kWQ5_K:
       return PackKQuantAsQ4_1<kWQ5_K>(w, row_bytes, valid_rows, b0, nblocks, panel);
+    case kWQ6_K:
+      return PackQ6_K(w, row_bytes, valid_rows, b0, nblocks, panel);
     default:
       return;
   }
@@ -159,7 +196,8 @@ bool UseIntKQuantPath(int64_t num_tokens, WeightKind kind) {
   const int env_mode = EnvMatmulMode();
   if (env_mode == 1) return false;
   if (env_mode == 2) return true;
-  return num_tokens <= kKQuantIntDotMaxTokens || kind == kWQ4_K || kind == kWQ5_K;
+  (void)num_tokens;  // every K-quant kind has the dot kernels (few tokens) and a packed GEMM
+  return IsIntKQuantKind(kind);
 }
 
 }  // namespace jisu::matmul_internal

@@ -109,6 +109,7 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
                         int64_t b0, float* c, int64_t ldc, int valid_rows, bool accumulate) {
   constexpr bool kQ8 = K == kWQ8_0;
   constexpr bool kQ5 = K == kWQ5_K;  // Q4_1 panels holding 5-bit values (matmul_int.h)
+  constexpr bool kQ6 = K == kWQ6_K;  // signed values, a scale per half block (PackQ6_K)
   constexpr int z = kQ8 ? 0 : IntZeroPoint(K);
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -140,6 +141,8 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
         if constexpr (kQ8) {
           w0 = _mm256_xor_si256(w0, flip);
           w1 = _mm256_xor_si256(w1, flip);
+        }
+        if constexpr (kQ8 || kQ6) {
           wa0 = _mm256_abs_epi8(w0);
           wa1 = _mm256_abs_epi8(w1);
         }
@@ -154,6 +157,21 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
             acc[t][1] = _mm256_add_epi32(
                 acc[t][1],
                 _mm256_madd_epi16(_mm256_maddubs_epi16(wa1, _mm256_sign_epi8(av, w1)), ones));
+          } else if constexpr (kQ6) {
+            // Sign trick per group, int16 over a half block (4 * 2 * 32 * 127 = 32512 fits);
+            // the halves stay apart (their scales differ): acc holds the first, s16 the second.
+            s16[t][0] =
+                _mm256_add_epi16(s16[t][0], _mm256_maddubs_epi16(wa0, _mm256_sign_epi8(av, w0)));
+            s16[t][1] =
+                _mm256_add_epi16(s16[t][1], _mm256_maddubs_epi16(wa1, _mm256_sign_epi8(av, w1)));
+            if (g == 3) {
+              acc[t][0] = _mm256_madd_epi16(s16[t][0], ones);
+              acc[t][1] = _mm256_madd_epi16(s16[t][1], ones);
+              s16[t][0] = s16[t][1] = _mm256_setzero_si256();
+            } else if (g == 7) {
+              s16[t][0] = _mm256_madd_epi16(s16[t][0], ones);
+              s16[t][1] = _mm256_madd_epi16(s16[t][1], ones);
+            }
           } else if constexpr (kQ5) {
             // Two halves of four groups: 4 * 2 * 31 * 128 = 31744 fits int16, eight would not.
             s16[t][0] = _mm256_add_epi16(s16[t][0], _mm256_maddubs_epi16(wa0, av));
@@ -170,12 +188,23 @@ JISU_AVX2 void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedAc
           // Keeps the running sums in registers: GCC otherwise reassociates the adds, computes
           // all 8 groups' products first and spills them to the stack.
           asm("" : "+x"(acc[t][0]), "+x"(acc[t][1]));
-          if constexpr (kQ5) asm("" : "+x"(s16[t][0]), "+x"(s16[t][1]));
+          if constexpr (kQ5 || kQ6) asm("" : "+x"(s16[t][0]), "+x"(s16[t][1]));
         }
       }
       const float* dwp =
           reinterpret_cast<const float*>(panel + b * kIntPanelBlockBytes + 8 * kIntNr * 4) + h * 16;
       const __m256 dw0 = _mm256_load_ps(dwp), dw1 = _mm256_load_ps(dwp + 8);
+      if constexpr (kQ6) {
+        const __m256 dh0 = _mm256_load_ps(dwp + kIntNr), dh1 = _mm256_load_ps(dwp + kIntNr + 8);
+        for (int t = 0; t < NT; ++t) {
+          const __m256 da = _mm256_set1_ps(ds[t][b]);
+          f[t][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[t][0]), _mm256_mul_ps(dw0, da), f[t][0]);
+          f[t][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[t][1]), _mm256_mul_ps(dw1, da), f[t][1]);
+          f[t][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s16[t][0]), _mm256_mul_ps(dh0, da), f[t][0]);
+          f[t][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s16[t][1]), _mm256_mul_ps(dh1, da), f[t][1]);
+        }
+        continue;
+      }
       for (int t = 0; t < NT; ++t) {
         __m256i i0 = acc[t][0], i1 = acc[t][1];
         if constexpr (!kQ8 && !kQ5) {
@@ -242,7 +271,7 @@ constexpr IntKernelSet kAvx2Int = {
     // Q4_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel; Q5_K too, with
     // its int16 sums widened every four groups.
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>,
-     IntGemm<kWQ5_K>},
+     IntGemm<kWQ5_K>, IntGemm<kWQ6_K>},
     kMr,
     nullptr,
 };

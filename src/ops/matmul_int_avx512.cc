@@ -144,6 +144,45 @@ constexpr int kMr = 4;
 
 // NT tokens x kIntNr (= 2 zmm) rows. Per block: int32 sums start at -z * sum(a) (the zero
 // point, exact in integers), 8 vpdpbusd steps of 4 bytes, then one float scale per lane.
+//
+// Q6_K panels (PackQ6_K: signed values, a scale per half block): vpdpbusd takes the
+// activations as unsigned bytes a + 128 and the weights as signed, and per half block
+// 128 * sum(w) (one vpdpbusd of 0x80 bytes per group, shared by the tokens) is taken off.
+template <int NT>
+JISU_VNNI_INLINE void Q6Block(const uint8_t* pb, const int8_t* const* qs, const float* const* ds,
+                              int64_t b, __m512 (&f)[NT][2]) {
+  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+  const float* dwp = reinterpret_cast<const float*>(pb + 8 * kIntNr * 4);
+  for (int half = 0; half < 2; ++half) {
+    __m512i ia[NT][2];
+    for (int t = 0; t < NT; ++t) ia[t][0] = ia[t][1] = _mm512_setzero_si512();
+    __m512i corr0 = _mm512_setzero_si512(), corr1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int g = 4 * half; g < 4 * half + 4; ++g) {
+      const __m512i w0 = _mm512_load_si512(pb + g * 128);
+      const __m512i w1 = _mm512_load_si512(pb + g * 128 + 64);
+      corr0 = _mm512_dpbusd_epi32(corr0, bias, w0);
+      corr1 = _mm512_dpbusd_epi32(corr1, bias, w1);
+      for (int t = 0; t < NT; ++t) {
+        uint32_t a4;
+        std::memcpy(&a4, qs[t] + b * 32 + 4 * g, 4);
+        const __m512i av = _mm512_set1_epi32(static_cast<int>(a4 ^ 0x80808080u));
+        ia[t][0] = _mm512_dpbusd_epi32(ia[t][0], av, w0);
+        ia[t][1] = _mm512_dpbusd_epi32(ia[t][1], av, w1);
+      }
+    }
+    const __m512 s0 = _mm512_load_ps(dwp + half * kIntNr);
+    const __m512 s1 = _mm512_load_ps(dwp + half * kIntNr + 16);
+    for (int t = 0; t < NT; ++t) {
+      const __m512 da = _mm512_set1_ps(ds[t][b]);
+      f[t][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ia[t][0], corr0)),
+                                _mm512_mul_ps(s0, da), f[t][0]);
+      f[t][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ia[t][1], corr1)),
+                                _mm512_mul_ps(s1, da), f[t][1]);
+    }
+  }
+}
+
 template <WeightKind K, int NT>
 JISU_VNNI_INLINE void IntGemmT(int64_t nblocks, const uint8_t* panel, const QuantizedActs& a,
                                int64_t t0, int64_t b0, float* c, int64_t ldc, int valid_rows,
@@ -161,6 +200,10 @@ JISU_VNNI_INLINE void IntGemmT(int64_t nblocks, const uint8_t* panel, const Quan
   }
   for (int64_t b = 0; b < nblocks; ++b) {
     const uint8_t* pb = panel + b * kIntPanelBlockBytes;
+    if constexpr (K == kWQ6_K) {
+      Q6Block<NT>(pb, qs, ds, b, f);
+      continue;
+    }
     __m512i ia[NT][2];
     for (int t = 0; t < NT; ++t) {
       ia[t][0] = ia[t][1] = _mm512_set1_epi32(-z * sums[t][b]);
@@ -235,7 +278,7 @@ constexpr IntKernelSet kVnni = {
     // Q4_K and Q5_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel (exact
     // int32 sums for Q5_K's 5-bit values too).
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>,
-     IntGemm<kWQ4_1>},
+     IntGemm<kWQ4_1>, IntGemm<kWQ6_K>},
     kMr,
     "avx2-int8",
 };

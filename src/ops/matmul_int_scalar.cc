@@ -47,6 +47,17 @@ void IntGemm(int64_t nblocks, const uint8_t* panel, const QuantizedActs& a, int6
       const int32_t asum = a.Sum(t0 + t)[b0 + b];
       const float da = a.D(t0 + t)[b0 + b];
       for (int j = 0; j < kIntNr; ++j) {
+        if constexpr (K == kWQ6_K) {  // signed values, a scale per half block (PackQ6_K)
+          int32_t half[2] = {0, 0};
+          for (int g = 0; g < 8; ++g) {
+            for (int e = 0; e < 4; ++e) {
+              half[g / 4] += static_cast<int8_t>(pb[(g * kIntNr + j) * 4 + e]) * q[4 * g + e];
+            }
+          }
+          acc[t][j] += static_cast<float>(half[0]) * (dw[j] * da) +
+                       static_cast<float>(half[1]) * (m[j] * da);
+          continue;
+        }
         int32_t isum = -z * asum;
         for (int g = 0; g < 8; ++g) {
           for (int e = 0; e < 4; ++e) isum += pb[(g * kIntNr + j) * 4 + e] * q[4 * g + e];
@@ -70,7 +81,7 @@ constexpr IntKernelSet kScalarInt = {
     // Q4_K and Q5_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel (exact
     // int32 sums for Q5_K's 5-bit values too).
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>,
-     IntGemm<kWQ4_1>},
+     IntGemm<kWQ4_1>, IntGemm<kWQ6_K>},
     kMr,
     nullptr,
 };
