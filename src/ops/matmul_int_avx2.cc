@@ -349,25 +349,45 @@ JISU_AVX2 void PackFullPanel(const uint8_t* w, size_t row_bytes, int64_t nblocks
   }
 }
 
-// Q4_K and Q5_K, full panels only, into the Q4_1 panel layout (PackKQuantAsQ4_1 in
-// matmul_int.cc says why): the 32 bytes of nibbles that sub-block j shares with its partner
-// hold its group g (elements 4g .. 4g + 3) in dword g, so an 8x8 dword transpose of 8 rows
-// gives the panel's group rows, after one nibble of each byte is kept (and, for Q5_K, bit j of
-// the element's qh byte moved to bit 4).
+// Q4_K and Q5_K (into the Q4_1 panel layout, PackKQuantAsQ4_1 in matmul_int.cc) and Q6_K
+// (PackQ6_K there), full panels only: the 32 bytes of nibbles that sub-block j shares with its
+// partner hold its group g (elements 4g .. 4g + 3) in dword g, so an 8x8 dword transpose of 8
+// rows gives the panel's group rows, after one nibble of each byte is kept (Q5_K: bit j of the
+// element's qh byte moved to bit 4; Q6_K: two qh bits to bits 4-5, then 32 taken off).
 template <WeightKind K>
-JISU_AVX2 void PackFullPanelKAsQ4_1(const uint8_t* w, size_t row_bytes, int64_t b0, int64_t nblocks,
-                                    uint8_t* panel) {
-  using Block = std::conditional_t<K == kWQ4_K, BlockQ4_K, BlockQ5_K>;
+JISU_AVX2 void PackFullPanelKQuant(const uint8_t* w, size_t row_bytes, int64_t b0, int64_t nblocks,
+                                   uint8_t* panel) {
+  using Block = std::conditional_t<K == kWQ4_K, BlockQ4_K,
+                                   std::conditional_t<K == kWQ5_K, BlockQ5_K, BlockQ6_K>>;
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i bit4 = _mm256_set1_epi8(0x10);
+  const __m256i low2 = _mm256_set1_epi8(0x03);
+  const __m256i off32 = _mm256_set1_epi8(32);
+  if constexpr (K == kWQ6_K) {
+    for (int r = 0; r < kIntNr; ++r) {
+      const auto* row = reinterpret_cast<const Block*>(w + static_cast<size_t>(r) * row_bytes);
+      for (int64_t b = 0; b < nblocks; ++b) {
+        const Block* blk = row + (b0 + b) / 8;
+        const int j = static_cast<int>((b0 + b) % 8);
+        const float d = _cvtsh_ss(blk->d);
+        auto* dw = reinterpret_cast<float*>(panel + b * kIntPanelBlockBytes + 8 * kIntNr * 4);
+        dw[r] = d * static_cast<float>(blk->scales[2 * j]);
+        dw[kIntNr + r] = d * static_cast<float>(blk->scales[2 * j + 1]);
+      }
+    }
+  }
   // Scales first, one super-block of a row at a time (8 sub-blocks per unpack).
-  for (int r = 0; r < kIntNr; ++r) {
+  for (int r = 0; r < kIntNr && K != kWQ6_K; ++r) {
     const auto* row = reinterpret_cast<const Block*>(w + static_cast<size_t>(r) * row_bytes);
     for (int64_t b = 0; b < nblocks;) {
       const Block* blk = row + (b0 + b) / 8;
-      const float d = _cvtsh_ss(blk->d), dmin = _cvtsh_ss(blk->dmin);
-      uint8_t sc[8], mn[8];
-      UnpackScalesMinsK4(blk->scales, sc, mn);
+      float d = 0.0f, dmin = 0.0f;
+      uint8_t sc[8] = {}, mn[8] = {};
+      if constexpr (K != kWQ6_K) {
+        d = _cvtsh_ss(blk->d);
+        dmin = _cvtsh_ss(blk->dmin);
+        UnpackScalesMinsK4(blk->scales, sc, mn);
+      }
       for (int j = static_cast<int>((b0 + b) % 8); j < 8 && b < nblocks; ++j, ++b) {
         auto* dw = reinterpret_cast<float*>(panel + b * kIntPanelBlockBytes + 8 * kIntNr * 4);
         dw[r] = d * static_cast<float>(sc[j]);
@@ -384,7 +404,19 @@ JISU_AVX2 void PackFullPanelKAsQ4_1(const uint8_t* w, size_t row_bytes, int64_t 
       for (int i = 0; i < 8; ++i) {
         const auto* blk =
             reinterpret_cast<const Block*>(w + static_cast<size_t>(8 * k + i) * row_bytes) + sb;
-        y[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs + 32 * (j / 2)));
+        if constexpr (K == kWQ6_K) {
+          const int h = j / 4, kk = j % 4;
+          const __m256i ql = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(blk->ql + 64 * h + 32 * (kk % 2)));
+          const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh + 32 * h));
+          const __m256i lo = _mm256_and_si256(kk / 2 ? _mm256_srli_epi16(ql, 4) : ql, low4);
+          const __m256i hi =
+              _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * kk)), low2);
+          y[i] = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)), off32);
+          continue;
+        } else {
+          y[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs + 32 * (j / 2)));
+        }
         if (j % 2) y[i] = _mm256_srli_epi16(y[i], 4);
         y[i] = _mm256_and_si256(y[i], low4);
         if constexpr (K == kWQ5_K) {
@@ -437,11 +469,15 @@ bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int v
       return true;
     case kWQ4_K:
       if (valid_rows != kIntNr) return false;  // the last panel of a matrix: portable
-      PackFullPanelKAsQ4_1<kWQ4_K>(w, row_bytes, b0, nblocks, panel);
+      PackFullPanelKQuant<kWQ4_K>(w, row_bytes, b0, nblocks, panel);
       return true;
     case kWQ5_K:
       if (valid_rows != kIntNr) return false;
-      PackFullPanelKAsQ4_1<kWQ5_K>(w, row_bytes, b0, nblocks, panel);
+      PackFullPanelKQuant<kWQ5_K>(w, row_bytes, b0, nblocks, panel);
+      return true;
+    case kWQ6_K:
+      if (valid_rows != kIntNr) return false;
+      PackFullPanelKQuant<kWQ6_K>(w, row_bytes, b0, nblocks, panel);
       return true;
     default:
       return false;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -17,6 +18,7 @@
 #include "ops/matmul.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
+#include "ops/quant_k.h"
 
 namespace jisu {
 namespace {
@@ -285,6 +287,7 @@ void ExpectPackerMatchesPortable(PackerFn packer, const char* what, bool with_kq
   if (with_kquants) {
     dtypes.push_back(DType::kQ4_K);
     dtypes.push_back(DType::kQ5_K);
+    dtypes.push_back(DType::kQ6_K);
   }
   for (DType dtype : dtypes) {
     const auto kind = *matmul_internal::WeightKindOf(dtype);
@@ -295,6 +298,10 @@ void ExpectPackerMatchesPortable(PackerFn packer, const char* what, bool with_kq
     for (int64_t r = 0; r < kIntNr; ++r) {  // sane f16 scales (random bytes may be NaN)
       for (int64_t b = 0; b < kCols / Traits(dtype).block_size; ++b) {
         uint8_t* blk = w.data() + r * row_bytes + b * Traits(dtype).block_bytes;
+        if (dtype == DType::kQ6_K) {
+          blk[offsetof(BlockQ6_K, d) + 1] = 0x2c;  // Q6_K's scale comes last
+          continue;
+        }
         blk[1] = 0x2c;
         if (dtype == DType::kQ4_1 || dtype == DType::kQ4_K || dtype == DType::kQ5_K) {
           blk[3] = 0xac;
