@@ -15,7 +15,8 @@
 // super-blocks hold 8 activation blocks, each with its own sub-block scale (two for Q6_K), so
 // the scale joins the integer sum per block of 32 instead of the form above. A Q4_K or Q5_K
 // sub-block is a Q4_1 block (dw = d * sc, m = -dmin * min; u up to 15 or 31), so their prefill
-// packs into Q4_1 panels. Q6_K (a scale per 16 elements) prefills on the float GEMM.
+// packs into Q4_1 panels. Q6_K panels hold its signed values (q - 32) with the two scales of a
+// 32-element block in the dw and m slots; the kernels sum each half block apart.
 //
 // Decode (IntDotFn) reads weight rows in place. Prefill (IntGemmFn) runs on panels of kIntNr
 // rows packed once per task and reused by every token of the task:
@@ -38,8 +39,8 @@ constexpr int kIntNr = 32;
 constexpr int64_t kIntPanelBlockBytes = 8 * kIntNr * 4 + 2 * kIntNr * 4;  // 1280
 
 constexpr bool IsIntKind(WeightKind k) { return k == kWQ8_0 || k == kWQ4_0 || k == kWQ4_1; }
-// K-quant kinds with integer decode kernels (a packed GEMM for Q4_K and Q5_K, through Q4_1
-// panels).
+// K-quant kinds with integer decode kernels and a packed GEMM (Q4_K and Q5_K through Q4_1
+// panels, Q6_K through signed panels).
 constexpr bool IsIntKQuantKind(WeightKind k) { return k == kWQ4_K || k == kWQ5_K || k == kWQ6_K; }
 constexpr int IntZeroPoint(WeightKind k) { return k == kWQ8_0 ? 128 : (k == kWQ4_0 ? 8 : 0); }
 constexpr size_t IntBlockBytes(WeightKind k) {

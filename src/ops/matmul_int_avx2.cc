@@ -269,7 +269,7 @@ constexpr IntKernelSet kAvx2Int = {
     {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KAvx2,
      IntDotQ5_KAvx2, IntDotQ6_KAvx2},
     // Q4_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel; Q5_K too, with
-    // its int16 sums widened every four groups.
+    // its int16 sums widened every four groups; Q6_K: signed panels, the sign trick per group.
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>,
      IntGemm<kWQ5_K>, IntGemm<kWQ6_K>},
     kMr,

@@ -79,7 +79,7 @@ constexpr IntKernelSet kScalarInt = {
     {nullptr, nullptr, nullptr, IntDot<kWQ8_0>, IntDot<kWQ4_0>, IntDot<kWQ4_1>, IntDotQ4_KScalar,
      IntDotQ5_KScalar, IntDotQ6_KScalar},
     // Q4_K and Q5_K: packed into Q4_1 panels (PackIntPanel), so the Q4_1 micro-kernel (exact
-    // int32 sums for Q5_K's 5-bit values too).
+    // int32 sums for Q5_K's 5-bit values too); Q6_K: signed panels, its own kernel.
     {nullptr, nullptr, nullptr, IntGemm<kWQ8_0>, IntGemm<kWQ4_0>, IntGemm<kWQ4_1>, IntGemm<kWQ4_1>,
      IntGemm<kWQ4_1>, IntGemm<kWQ6_K>},
     kMr,

@@ -45,8 +45,10 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
                  t + " x q8";
     }
     if (IsIntKQuantKind(kind) && iks.gemm[k] != nullptr && UseIntKQuantPath(512, kind)) {
-      n.prefill = std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +
-                  std::to_string(kIntNr) + " " + t + " x q8 (packed as q4_1 u8 panels)";
+      n.prefill =
+          std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" + std::to_string(kIntNr) +
+          " " + t + " x q8 " +
+          (kind == kWQ6_K ? "(packed s8 panels, a scale per 16)" : "(packed as q4_1 u8 panels)");
     }
     out.push_back(n);
   }
