@@ -160,7 +160,9 @@ TEST_P(BatchedGenerationTest, ConcurrentGreedyEqualsOneAtATime) {
   if (cfg.mode != PrefixCacheMode::kOff && cfg.num_blocks >= 256) {
     EXPECT_GT(cache.stats().total.HitRate(), 0.2);  // the second round reuses the first's blocks
   }
-  if (cfg.num_blocks < 64) EXPECT_GT(preemptions, 0);
+  if (cfg.num_blocks < 64) {
+    EXPECT_GT(preemptions, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

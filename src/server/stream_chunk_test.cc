@@ -14,8 +14,8 @@ TEST(StreamChunk, JsonStringEscapesLikeNlohmann) {
   std::string all;
   for (int c = 1; c < 128; ++c) all.push_back(static_cast<char>(c));
   all += "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";  // é € 😀 stay verbatim
-  for (const std::string s : {std::string(), std::string("plain"), std::string("a\"b\\c\n"),
-                              std::string(1, '\0') + "x", all}) {
+  for (const std::string& s : {std::string(), std::string("plain"), std::string("a\"b\\c\n"),
+                               std::string(1, '\0') + "x", all}) {
     std::string out;
     AppendJsonString(s, &out);
     EXPECT_EQ(out, Json(s).dump());
