@@ -495,8 +495,7 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     p.gacts = t_gemv_acts.Prepare(qa, 0);
     s.gemm = false;
   } else if ((matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) ||
-             (matmul_internal::IsIntKQuantKind(*kind) &&
-              matmul_internal::UseIntKQuantPath(num_tokens, *kind) &&
+             (matmul_internal::IsIntKQuantKind(*kind) && matmul_internal::UseIntKQuantPath(*kind) &&
               matmul_internal::IntKernelsFor(p.ks->isa).dot[*kind] != nullptr)) {
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
     const bool has_gemm = p.iks->gemm[*kind] != nullptr;

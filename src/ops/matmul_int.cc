@@ -15,36 +15,32 @@ namespace {
 
 std::atomic<int> g_forced_act_path{-1};
 
-template <WeightKind K>
-void PackT(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64_t nblocks,
-           uint8_t* panel) {
-  uint8_t u[32];
+// Fills panel blocks b0 .. b0 + nblocks - 1 of kIntNr weight rows. decode(row, block, u, &s0, &s1)
+// writes one row's 32 values of that 32-element block and the two per-block floats (the panel's
+// dw and m slots); rows past valid_rows stay zero, so the kernels need no edge cases.
+template <typename DecodeRow>
+void PackRows(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64_t nblocks,
+              uint8_t* panel, DecodeRow decode) {
   for (int64_t b = 0; b < nblocks; ++b) {
     uint8_t* pb = panel + b * kIntPanelBlockBytes;
-    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
-    float* m = dw + kIntNr;
+    auto* s0 = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
+    float* s1 = s0 + kIntNr;
     for (int r = 0; r < kIntNr; ++r) {
-      if (r < valid_rows) {
-        const uint8_t* blk = w + static_cast<size_t>(r) * row_bytes + (b0 + b) * IntBlockBytes(K);
-        DecodeIntBlock<K>(blk, u, &dw[r], &m[r]);
-      } else {
-        std::memset(u, 0, sizeof u);
-        dw[r] = 0.0f;
-        m[r] = 0.0f;
-      }
+      uint8_t u[32] = {};
+      s0[r] = s1[r] = 0.0f;
+      if (r < valid_rows) decode(w + static_cast<size_t>(r) * row_bytes, b0 + b, u, &s0[r], &s1[r]);
       for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * kIntNr + r) * 4, u + 4 * g, 4);
     }
   }
 }
 
-// Sub-block j (0..7) of a Q4_K or Q5_K super-block as a Q4_1 block's scale and min
-// (x = dw * q + m); both lead with d, dmin and the same packed 6-bit scales.
-template <typename Block>
-void KSubBlockScales(const Block* blk, int j, float* dw, float* m) {
-  int sc, mn;
-  UnpackScaleMinK4(blk->scales, j, &sc, &mn);
-  *dw = F16ToF32(blk->d) * static_cast<float>(sc);
-  *m = -(F16ToF32(blk->dmin) * static_cast<float>(mn));
+template <WeightKind K>
+void PackT(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64_t nblocks,
+           uint8_t* panel) {
+  PackRows(w, row_bytes, valid_rows, b0, nblocks, panel,
+           [](const uint8_t* row, int64_t b, uint8_t* u, float* dw, float* m) {
+             DecodeIntBlock<K>(row + b * IntBlockBytes(K), u, dw, m);
+           });
 }
 
 // Q4_K and Q5_K into the Q4_1 panel layout: each 32-element sub-block j of a 256-element
@@ -57,28 +53,20 @@ template <WeightKind K>
 void PackKQuantAsQ4_1(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0,
                       int64_t nblocks, uint8_t* panel) {
   using Block = std::conditional_t<K == kWQ4_K, BlockQ4_K, BlockQ5_K>;
-  for (int64_t b = 0; b < nblocks; ++b) {
-    uint8_t* pb = panel + b * kIntPanelBlockBytes;
-    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
-    float* m = dw + kIntNr;
-    const int64_t sb = (b0 + b) / 8;
-    const int j = static_cast<int>((b0 + b) % 8);
-    for (int r = 0; r < kIntNr; ++r) {
-      uint8_t u[32] = {};
-      dw[r] = m[r] = 0.0f;
-      if (r < valid_rows) {
-        const auto* blk =
-            reinterpret_cast<const Block*>(w + static_cast<size_t>(r) * row_bytes) + sb;
-        KSubBlockScales(blk, j, &dw[r], &m[r]);
-        const uint8_t* q = blk->qs + 32 * (j / 2);
-        for (int i = 0; i < 32; ++i) u[i] = (q[i] >> (4 * (j % 2))) & 15;
-        if constexpr (K == kWQ5_K) {
-          for (int i = 0; i < 32; ++i) u[i] |= ((blk->qh[i] >> j) & 1) << 4;
-        }
-      }
-      for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * kIntNr + r) * 4, u + 4 * g, 4);
-    }
-  }
+  PackRows(w, row_bytes, valid_rows, b0, nblocks, panel,
+           [](const uint8_t* row, int64_t b, uint8_t* u, float* dw, float* m) {
+             const Block* blk = reinterpret_cast<const Block*>(row) + b / 8;
+             const int j = static_cast<int>(b % 8);
+             int sc, mn;
+             UnpackScaleMinK4(blk->scales, j, &sc, &mn);
+             *dw = F16ToF32(blk->d) * static_cast<float>(sc);
+             *m = -(F16ToF32(blk->dmin) * static_cast<float>(mn));
+             const uint8_t* q = blk->qs + 32 * (j / 2);
+             for (int i = 0; i < 32; ++i) u[i] = (q[i] >> (4 * (j % 2))) & 15;
+             if constexpr (K == kWQ5_K) {
+               for (int i = 0; i < 32; ++i) u[i] |= ((blk->qh[i] >> j) & 1) << 4;
+             }
+           });
 }
 
 // Q6_K into the panel layout with signed values: sub-block j (32 elements) of a 256-element
@@ -88,32 +76,21 @@ void PackKQuantAsQ4_1(const uint8_t* w, size_t row_bytes, int valid_rows, int64_
 // DequantizeQ6_K (quant_k.cc) reads it.
 void PackQ6_K(const uint8_t* w, size_t row_bytes, int valid_rows, int64_t b0, int64_t nblocks,
               uint8_t* panel) {
-  for (int64_t b = 0; b < nblocks; ++b) {
-    uint8_t* pb = panel + b * kIntPanelBlockBytes;
-    auto* dw = reinterpret_cast<float*>(pb + 8 * kIntNr * 4);
-    float* dw_hi = dw + kIntNr;
-    const int64_t sb = (b0 + b) / 8;
-    const int j = static_cast<int>((b0 + b) % 8);
-    const int h = j / 4, k = j % 4;
-    for (int r = 0; r < kIntNr; ++r) {
-      uint8_t u[32] = {};
-      dw[r] = dw_hi[r] = 0.0f;
-      if (r < valid_rows) {
-        const auto* blk =
-            reinterpret_cast<const BlockQ6_K*>(w + static_cast<size_t>(r) * row_bytes) + sb;
-        const float d = F16ToF32(blk->d);
-        dw[r] = d * static_cast<float>(blk->scales[2 * j]);
-        dw_hi[r] = d * static_cast<float>(blk->scales[2 * j + 1]);
-        const uint8_t* ql = blk->ql + 64 * h + 32 * (k % 2);
-        const uint8_t* qh = blk->qh + 32 * h;
-        for (int i = 0; i < 32; ++i) {
-          const int q = ((ql[i] >> (4 * (k / 2))) & 15) | (((qh[i] >> (2 * k)) & 3) << 4);
-          u[i] = static_cast<uint8_t>(static_cast<int8_t>(q - 32));
-        }
-      }
-      for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * kIntNr + r) * 4, u + 4 * g, 4);
-    }
-  }
+  PackRows(w, row_bytes, valid_rows, b0, nblocks, panel,
+           [](const uint8_t* row, int64_t b, uint8_t* u, float* dw_lo, float* dw_hi) {
+             const BlockQ6_K* blk = reinterpret_cast<const BlockQ6_K*>(row) + b / 8;
+             const int j = static_cast<int>(b % 8);
+             const int h = j / 4, k = j % 4;
+             const float d = F16ToF32(blk->d);
+             *dw_lo = d * static_cast<float>(blk->scales[2 * j]);
+             *dw_hi = d * static_cast<float>(blk->scales[2 * j + 1]);
+             const uint8_t* ql = blk->ql + 64 * h + 32 * (k % 2);
+             const uint8_t* qh = blk->qh + 32 * h;
+             for (int i = 0; i < 32; ++i) {
+               const int q = ((ql[i] >> (4 * (k / 2))) & 15) | (((qh[i] >> (2 * k)) & 3) << 4);
+               u[i] = static_cast<uint8_t>(static_cast<int8_t>(q - 32));
+             }
+           });
 }
 
 }  // namespace
@@ -190,13 +167,13 @@ bool UseIntPath(int64_t num_tokens) {
   return num_tokens > kMaxDotTokens;
 }
 
-bool UseIntKQuantPath(int64_t num_tokens, WeightKind kind) {
+bool UseIntKQuantPath(WeightKind kind) {
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
   const int env_mode = EnvMatmulMode();
   if (env_mode == 1) return false;
   if (env_mode == 2) return true;
-  (void)num_tokens;  // every K-quant kind has the dot kernels (few tokens) and a packed GEMM
+  // Every K-quant kind has the dot kernels (few tokens) and a packed GEMM.
   return IsIntKQuantKind(kind);
 }
 

@@ -159,7 +159,7 @@ bool UseIntPath(int64_t num_tokens);
 // 5632 x 2048, 1 thread, 24 / 32 / 128 tokens 1.25x / 1.3x / 1.45-1.65x the float GEMM; TinyLlama
 // Q4_K_M pp512 at 2 threads 1.6x (bench/results/2026-12-01-cpu-q4_k-gemm.md).
 constexpr int64_t kKQuantIntDotMaxTokens = 19;
-bool UseIntKQuantPath(int64_t num_tokens, WeightKind kind);
+bool UseIntKQuantPath(WeightKind kind);
 // Batch-1 decode through the integer GEMV (matmul_gemv.h) for Q4_0/Q8_0: on by default
 // (measured faster on the TinyLlama-1.1B shape, bench/results/2026-12-01-cpu-decode.md); off
 // under ForceActPath(kFloat), JISU_MATMUL=float or JISU_MATMUL=nogemv (the old dot kernels).

@@ -40,11 +40,11 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
                         : int_dot + " (token groups of 4)";
       }
     }
-    if (IsIntKQuantKind(kind) && iks.dot[k] != nullptr && UseIntKQuantPath(1, kind)) {
+    if (IsIntKQuantKind(kind) && iks.dot[k] != nullptr && UseIntKQuantPath(kind)) {
       n.decode = std::string(iks.kquant_name != nullptr ? iks.kquant_name : iks.name) + " dot " +
                  t + " x q8";
     }
-    if (IsIntKQuantKind(kind) && iks.gemm[k] != nullptr && UseIntKQuantPath(512, kind)) {
+    if (IsIntKQuantKind(kind) && iks.gemm[k] != nullptr && UseIntKQuantPath(kind)) {
       n.prefill =
           std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" + std::to_string(kIntNr) +
           " " + t + " x q8 " +
