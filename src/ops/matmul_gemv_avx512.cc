@@ -1,5 +1,8 @@
 // AVX-512 VNNI decode GEMV for Q4_0 / Q8_0 weights (layout and arithmetic in matmul_gemv.h).
-// Four rows per pass share each activation load; per row and block pair: the weight bytes
+// One row at a time, front to back, so the weights are read as one sequential stream: on Zen 4
+// four rows per pass (sharing each activation load) ran at half the speed (TinyLlama-1.1B
+// shape, Q4_0 decode 2 threads 18.5 -> 35 tok/s; bench/results/2026-12-02-cpu-decode-zen4.md);
+// the activations stay in L1 either way. Per block pair: the weight bytes
 // (Q4_0: two 128-bit broadcasts, a variable shift and a mask; Q8_0: a 512-bit load and an xor),
 // one vpdpbusd, the two f16 scales turned into a lane vector, one multiply and one FMA.
 #include "ops/cpu_features.h"
@@ -27,8 +30,9 @@ JISU_GEMV_INLINE uint32_t Load16(const uint8_t* p) {
   return h;
 }
 
-// Bytes ahead of the current block at which the rows are prefetched.
-constexpr int kPrefetchBytes = 384;
+// Bytes ahead of the current block at which the row is prefetched (about the next row of a
+// 2048-column Q4_0 matrix); 384 and 0 were slower at one thread on Zen 4.
+constexpr int kPrefetchBytes = 1024;
 
 template <WeightKind K, int R>
 JISU_GEMV_INLINE void RowsT(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
@@ -92,12 +96,9 @@ JISU_GEMV_INLINE void RowsT(const uint8_t* row0, size_t row_bytes, const GemvAct
 template <WeightKind K>
 JISU_GEMV void Gemv(const uint8_t* w, size_t row_bytes, int64_t num_rows, const GemvActs& a,
                     float* y) {
-  int64_t r = 0;
-  for (; r + 4 <= num_rows; r += 4) {
-    RowsT<K, 4>(w + static_cast<size_t>(r) * row_bytes, row_bytes, a, y + r);
-  }
-  for (; r < num_rows; ++r)
+  for (int64_t r = 0; r < num_rows; ++r) {
     RowsT<K, 1>(w + static_cast<size_t>(r) * row_bytes, row_bytes, a, y + r);
+  }
 }
 
 }  // namespace

@@ -154,11 +154,17 @@ JISU_AVX512 void DotRowsT(const uint8_t* w, size_t row_bytes, int64_t cols, int6
   const int64_t chunks = cols / 32;
   const int tail = static_cast<int>(cols - chunks * 32);
   int64_t r = 0;
-  for (; r + 2 <= num_rows; r += 2) {
-    DotRowGroup<K, NT, 2>(w + static_cast<size_t>(r) * row_bytes, row_bytes, chunks, tail, x,
-                          x_stride, y + r, y_stride);
+  // One token (decode) reads one row at a time, a single sequential stream: on Zen 4 two rows
+  // per pass ran F16 decode of the TinyLlama-1.1B shape at 5 tok/s on one thread, one row at
+  // 9 (bench/results/2026-12-02-cpu-decode-zen4.md). With more tokens a weight load serves
+  // several tokens and the pair stays.
+  if constexpr (NT > 1) {
+    for (; r + 2 <= num_rows; r += 2) {
+      DotRowGroup<K, NT, 2>(w + static_cast<size_t>(r) * row_bytes, row_bytes, chunks, tail, x,
+                            x_stride, y + r, y_stride);
+    }
   }
-  if (r < num_rows) {
+  for (; r < num_rows; ++r) {
     DotRowGroup<K, NT, 1>(w + static_cast<size_t>(r) * row_bytes, row_bytes, chunks, tail, x,
                           x_stride, y + r, y_stride);
   }
