@@ -9,10 +9,15 @@
 // nibbles of chunk j are elements 4j .. 4j + 3, high nibbles 16 + 4j .. 16 + 4j + 3, so one
 // vpdpbusd with the 4 activation bytes broadcast serves 16 rows x 4 elements.
 //
-// Build (from the repository root, after building build/):
-//   g++ -O2 -std=c++20 -Isrc -Iinclude bench/gemv_interleave_probe.cc build/libjisu_lib.a \
-//     -lpthread -o /tmp/gemv_probe
-// Run: /tmp/gemv_probe [threads] [prefetch bytes ahead, 0 = none]
+// Built with the other bench/ programs (build/gemv_interleave_probe).
+// Run: build/gemv_interleave_probe [threads] [prefetch bytes ahead, 0 = none]
+#include <cstdio>
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 headers trip its own -Wmaybe-uninitialized (see matmul_kernels_avx512.cc).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <algorithm>
@@ -39,7 +44,8 @@ namespace {
 constexpr int kRows = 5632, kCols = 2048, kBlocks = kCols / 32, kMats = 12;
 int g_prefetch = 2048;  // bytes ahead of the current block (0: none), argv[2]
 
-#define PROBE_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c,fma")))
+#define PROBE_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c,fma")))
 
 // Repacks kRows GGUF Q4_0 rows (kRows a multiple of 16) into the interleaved layout.
 void Interleave(const uint8_t* w, uint8_t* out) {
@@ -84,9 +90,9 @@ PROBE_TARGET void GemvInterleaved(const uint8_t* w, int g0, int g1, const int8_t
                                    _mm512_set1_epi32(a4[4 + j]));
         }
         s[h] = _mm512_add_epi32(i0, i1);
-        sc[h] = _mm512_mul_ps(
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o))),
-            _mm512_set1_ps(d[b + h]));
+        sc[h] =
+            _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(o))),
+                          _mm512_set1_ps(d[b + h]));
       }
       acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[0]), sc[0], acc0);
       acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[1]), sc[1], acc1);
@@ -96,8 +102,7 @@ PROBE_TARGET void GemvInterleaved(const uint8_t* w, int g0, int g1, const int8_t
 }
 
 double Seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -178,3 +183,12 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+#else  // not x86-64
+
+int main() {
+  std::puts("x86-64 only");
+  return 1;
+}
+
+#endif
