@@ -9,8 +9,11 @@
 // nibbles of chunk j are elements 4j .. 4j + 3, high nibbles 16 + 4j .. 16 + 4j + 3, so one
 // vpdpbusd with the 4 activation bytes broadcast serves 16 rows x 4 elements.
 //
-// Built with the other bench/ programs (build/gemv_interleave_probe).
-// Run: build/gemv_interleave_probe [threads] [prefetch bytes ahead, 0 = none]
+// Not in the CMake build (bench/probes/ holds one-off explorations); build it by hand after
+// building build/:
+//   g++ -O2 -std=c++20 -Isrc -Iinclude bench/probes/gemv_interleave_probe.cc
+//     build/libjisu_lib.a -lpthread -o /tmp/gemv_probe
+// Run: /tmp/gemv_probe [threads] [prefetch bytes ahead, 0 = none]
 #include <cstdio>
 
 #if defined(__x86_64__)
