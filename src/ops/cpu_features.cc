@@ -20,6 +20,10 @@ uint64_t ReadXcr0() {
 CpuFeatures Detect() {
   CpuFeatures f;
   unsigned a, b, c, d;
+  if (__get_cpuid(0, &a, &b, &c, &d)) {
+    // "AuthenticAMD" in EBX, EDX, ECX.
+    f.amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+  }
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const bool fma = c & (1u << 12);
   const bool osxsave = c & (1u << 27);

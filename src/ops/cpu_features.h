@@ -10,6 +10,7 @@ struct CpuFeatures {
   bool avx512 = false;  // AVX-512 F/BW/VL/DQ (plus the above), with OS-enabled ZMM state
   bool avx512_vnni = false;
   bool avx512_bf16 = false;
+  bool amd = false;  // CPUID vendor "AuthenticAMD": some kernel tunings differ by vendor
 };
 
 // Features of the machine we run on (all false on non-x86 builds).

@@ -34,8 +34,9 @@ JISU_GEMV_INLINE uint32_t Load16(const uint8_t* p) {
 // 2048-column Q4_0 matrix); 384 and 0 were slower at one thread on Zen 4.
 constexpr int kPrefetchBytes = 1024;
 
-template <WeightKind K, int R>
-JISU_GEMV_INLINE void RowsT(const uint8_t* row0, size_t row_bytes, const GemvActs& a, float* y) {
+// y = one row (at row) . a.
+template <WeightKind K>
+JISU_GEMV_INLINE float Row(const uint8_t* row, const GemvActs& a) {
   constexpr size_t kBB = IntBlockBytes(K);
   constexpr bool kQ4 = K == kWQ4_0;
   const int64_t nb = a.blocks;
@@ -50,54 +51,51 @@ JISU_GEMV_INLINE void RowsT(const uint8_t* row0, size_t row_bytes, const GemvAct
   const int8_t* aq = kQ4 ? a.q4 : a.qn;
   const int32_t* aoff = kQ4 ? a.off4 : a.off8;
   const float* ada = kQ4 ? a.da4 : a.dan;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  __m512 acc = _mm512_setzero_ps();
   for (int64_t p = 0; p < a.pairs; ++p) {
     const int64_t b = 2 * p;
     const bool full = b + 1 < nb;
     const __m512i av = _mm512_load_si512(aq + p * 64);
     const __m512i off = _mm512_load_si512(aoff + p * 16);
     const __m512 da = _mm512_load_ps(ada + p * 16);
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* blk = row0 + r * row_bytes + b * kBB;
-      _mm_prefetch(reinterpret_cast<const char*>(blk + kPrefetchBytes), _MM_HINT_T0);
-      __m512i u;
-      uint32_t h = Load16(blk);
-      if constexpr (kQ4) {
-        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-        __m512i v;
-        if (full) {
-          v = _mm512_broadcast_i32x4(q0);
-          v = _mm512_mask_broadcast_i32x4(
-              v, 0xf0f0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kBB + 2)));
-        } else {
-          v = _mm512_maskz_broadcast_i32x4(0x0f0f, q0);
-        }
-        u = _mm512_and_si512(_mm512_srlv_epi16(v, shift), low4);
+    const uint8_t* blk = row + b * kBB;
+    _mm_prefetch(reinterpret_cast<const char*>(blk + kPrefetchBytes), _MM_HINT_T0);
+    __m512i u;
+    uint32_t h = Load16(blk);
+    if constexpr (kQ4) {
+      const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+      __m512i v;
+      if (full) {
+        v = _mm512_broadcast_i32x4(q0);
+        v = _mm512_mask_broadcast_i32x4(
+            v, 0xf0f0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kBB + 2)));
       } else {
-        const __m256i q0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-        __m512i v = _mm512_zextsi256_si512(q0);
-        if (full) {
-          v = _mm512_inserti64x4(
-              v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kBB + 2)), 1);
-        }
-        u = _mm512_xor_si512(v, flip);  // a missing block meets zero activations
+        v = _mm512_maskz_broadcast_i32x4(0x0f0f, q0);
       }
-      if (full) h |= Load16(blk + kBB) << 16;
-      const __m512i isum = _mm512_dpbusd_epi32(off, u, av);
-      const __m128 d2 = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h)));
-      const __m512 dw = _mm512_permutexvar_ps(sel, _mm512_castps128_ps512(d2));
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, da), acc[r]);
+      u = _mm512_and_si512(_mm512_srlv_epi16(v, shift), low4);
+    } else {
+      const __m256i q0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+      __m512i v = _mm512_zextsi256_si512(q0);
+      if (full) {
+        v = _mm512_inserti64x4(
+            v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kBB + 2)), 1);
+      }
+      u = _mm512_xor_si512(v, flip);  // a missing block meets zero activations
     }
+    if (full) h |= Load16(blk + kBB) << 16;
+    const __m512i isum = _mm512_dpbusd_epi32(off, u, av);
+    const __m128 d2 = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h)));
+    const __m512 dw = _mm512_permutexvar_ps(sel, _mm512_castps128_ps512(d2));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, da), acc);
   }
-  for (int r = 0; r < R; ++r) y[r] = _mm512_reduce_add_ps(acc[r]);
+  return _mm512_reduce_add_ps(acc);
 }
 
 template <WeightKind K>
 JISU_GEMV void Gemv(const uint8_t* w, size_t row_bytes, int64_t num_rows, const GemvActs& a,
                     float* y) {
   for (int64_t r = 0; r < num_rows; ++r) {
-    RowsT<K, 1>(w + static_cast<size_t>(r) * row_bytes, row_bytes, a, y + r);
+    y[r] = Row<K>(w + static_cast<size_t>(r) * row_bytes, a);
   }
 }
 

@@ -1,6 +1,7 @@
 // AVX-512 (F/BW/VL/DQ + FMA + F16C) kernels. Every function carries the target attribute so
 // the rest of the build stays baseline x86-64; only called after GetCpuFeatures().avx512.
 // A 32-element chunk (one quant block) is two zmm registers.
+#include "ops/cpu_features.h"
 #include "ops/matmul_kernels.h"
 #include "ops/matmul_kernels_kquant.h"
 
@@ -154,11 +155,13 @@ JISU_AVX512 void DotRowsT(const uint8_t* w, size_t row_bytes, int64_t cols, int6
   const int64_t chunks = cols / 32;
   const int tail = static_cast<int>(cols - chunks * 32);
   int64_t r = 0;
-  // One token (decode) reads one row at a time, a single sequential stream: on Zen 4 two rows
-  // per pass ran F16 decode of the TinyLlama-1.1B shape at 5 tok/s on one thread, one row at
-  // 9 (bench/results/2026-12-02-cpu-decode-zen4.md). With more tokens a weight load serves
-  // several tokens and the pair stays.
-  if constexpr (NT > 1) {
+  // One token (decode) on AMD reads one row at a time, a single sequential stream: on Zen 4
+  // two rows per pass ran F16 decode of the TinyLlama-1.1B shape at 5 tok/s on one thread, one
+  // row at 9. On Sapphire Rapids one row was 10-20% slower than two (4.1 -> 3.5 tok/s), so
+  // other CPUs keep the pair (bench/results/2026-12-02-cpu-decode-zen4.md). With more tokens a
+  // weight load serves several tokens and the pair stays everywhere.
+  static const bool one_row_decode = GetCpuFeatures().amd;
+  if (NT > 1 || !one_row_decode) {
     for (; r + 2 <= num_rows; r += 2) {
       DotRowGroup<K, NT, 2>(w + static_cast<size_t>(r) * row_bytes, row_bytes, chunks, tail, x,
                             x_stride, y + r, y_stride);
