@@ -24,6 +24,7 @@
 #include "ops/cpu_features.h"
 #include "ops/matmul_gemv.h"
 #include "ops/matmul_int.h"
+#include "ops/matmul_interleaved.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
 
@@ -228,6 +229,10 @@ struct Problem {
   matmul_internal::GemvFn gemv = nullptr;
   matmul_internal::GemvActs gacts{};
   const uint8_t* int_panels = nullptr;  // WeightMatrix::int_panels
+  // WeightMatrix::interleaved where this call reads it: decode through il_dot (when set),
+  // GEMM panels packed from it.
+  const uint8_t* il = nullptr;
+  matmul_internal::IlDotFn il_dot = nullptr;
 };
 
 // ---- Decode -------------------------------------------------------------------------------
@@ -245,7 +250,24 @@ void IntDotTask(const Problem& p, int64_t r0, int64_t r1) {
   }
 }
 
+// Interleaved decode: rows [r0, r1) are whole groups of 16 (r1 may be the matrix end). A few
+// groups at a time meet every token group, so their weights come from L1/L2 after the first.
+void IlDotTask(const Problem& p, int64_t r0, int64_t r1) {
+  using matmul_internal::kIlRows;
+  constexpr int64_t kGroupsPerPass = 4;
+  const int64_t g0 = r0 / kIlRows, g1 = (r1 + kIlRows - 1) / kIlRows;
+  const int64_t step = p.num_tokens <= kMaxDotTokens ? g1 - g0 : kGroupsPerPass;
+  for (int64_t g = g0; g < g1; g += step) {
+    for (int64_t t = 0; t < p.num_tokens; t += kMaxDotTokens) {
+      const int nt = static_cast<int>(std::min<int64_t>(kMaxDotTokens, p.num_tokens - t));
+      p.il_dot(p.il, p.rows, g, std::min(g1, g + step), p.qa, t, nt, p.y + t * p.y_stride,
+               p.y_stride);
+    }
+  }
+}
+
 void DotTask(const Problem& p, int64_t r0, int64_t r1) {
+  if (p.il_dot != nullptr) return IlDotTask(p, r0, r1);
   if (p.gemv != nullptr) {
     return p.gemv(p.w + static_cast<size_t>(r0) * p.row_bytes, p.row_bytes, r1 - r0, p.gacts,
                   p.y + r0);
@@ -337,7 +359,13 @@ void IntGemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t t
       return p.int_panels +
              static_cast<size_t>(((o0 + j0) / kIntNr) * nb + bb) * kIntPanelBlockBytes;
     };
-    if (p.int_panels == nullptr) {
+    if (p.int_panels == nullptr && p.il != nullptr) {
+      for (int64_t j0 = 0; j0 < nc; j0 += kIntNr) {
+        matmul_internal::PackIntPanelFromIl(p.kind, p.il, nb, o0 + j0,
+                                            static_cast<int>(std::min<int64_t>(kIntNr, nc - j0)),
+                                            bb, nblk, panels + j0 / kIntNr * panel_bytes);
+      }
+    } else if (p.int_panels == nullptr) {
       for (int64_t j0 = 0; j0 < nc; j0 += kIntNr) {
         matmul_internal::PackIntPanel(p.kind, p.w + static_cast<size_t>(o0 + j0) * p.row_bytes,
                                       p.row_bytes,
@@ -451,6 +479,25 @@ void RunAll(Schedule* s, ThreadPool& pool, bool parallel) {
   });
 }
 
+// Quantizes every token of x once for all rows (p->qa); split over the pool when there are
+// many tokens.
+void QuantizeActs(Problem* p, const float* x, int64_t x_stride, int64_t num_tokens,
+                  ThreadPool& pool, bool parallel, int threads) {
+  p->qa = t_act_quant.Prepare(num_tokens, p->cols);
+  if (parallel && num_tokens >= 2 * threads) {
+    std::atomic<int64_t> next{0};
+    ActQuantBuffer* aq = &t_act_quant;
+    const int64_t chunk = std::max<int64_t>(1, num_tokens / (4 * threads));
+    pool.RunOnAll([&](int) {
+      for (int64_t t; (t = next.fetch_add(chunk, std::memory_order_relaxed)) < num_tokens;) {
+        aq->QuantizeTokens(x, x_stride, t, std::min(num_tokens, t + chunk));
+      }
+    });
+  } else {
+    t_act_quant.QuantizeTokens(x, x_stride, 0, num_tokens);
+  }
+}
+
 }  // namespace
 
 void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
@@ -488,8 +535,20 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   s.p = &p;
   const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
   int64_t token_granule = p.ks->mr;
-  if (num_tokens == 1 && matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntGemv() &&
-      (p.gemv = matmul_internal::GemvFor(p.ks->isa, *kind)) != nullptr) {
+  const bool use_il = w.interleaved != nullptr && matmul_internal::IsInterleavedKind(*kind) &&
+                      p.ks->isa == matmul_internal::Isa::kAvx512 && matmul_internal::UseIntGemv() &&
+                      matmul_internal::Avx512VnniIlDot(*kind) != nullptr;
+  if (use_il) {
+    p.il = w.interleaved;
+    p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
+    s.gemm = forced.has_value() ? *forced == matmul_internal::Path::kGemm
+                                : num_tokens >= kIntGemmMinTokens;
+    if (!s.gemm) p.il_dot = matmul_internal::Avx512VnniIlDot(*kind);
+    token_granule = s.gemm ? p.iks->mr : kMaxDotTokens;
+    QuantizeActs(&p, x, x_stride, num_tokens, pool, parallel, threads);
+  } else if (num_tokens == 1 && matmul_internal::IsIntKind(*kind) &&
+             matmul_internal::UseIntGemv() &&
+             (p.gemv = matmul_internal::GemvFor(p.ks->isa, *kind)) != nullptr) {
     // Decode: quantize the row once, rearrange it for the GEMV, split rows over the pool.
     const QuantizedActs qa = t_act_quant.Quantize(x, x_stride, 1, w.cols);
     p.gacts = t_gemv_acts.Prepare(qa, 0);
@@ -507,20 +566,7 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.gemm = has_gemm && (forced.has_value() ? *forced == matmul_internal::Path::kGemm
                                              : num_tokens >= gemm_min);
     token_granule = has_gemm ? p.iks->mr : kMaxDotTokens;
-    // Quantize once for every row; split over the pool when there are many tokens.
-    p.qa = t_act_quant.Prepare(num_tokens, w.cols);
-    if (parallel && num_tokens >= 2 * threads) {
-      std::atomic<int64_t> next{0};
-      ActQuantBuffer* aq = &t_act_quant;
-      const int64_t chunk = std::max<int64_t>(1, num_tokens / (4 * threads));
-      pool.RunOnAll([&](int) {
-        for (int64_t t; (t = next.fetch_add(chunk, std::memory_order_relaxed)) < num_tokens;) {
-          aq->QuantizeTokens(x, x_stride, t, std::min(num_tokens, t + chunk));
-        }
-      });
-    } else {
-      t_act_quant.QuantizeTokens(x, x_stride, 0, num_tokens);
-    }
+    QuantizeActs(&p, x, x_stride, num_tokens, pool, parallel, threads);
   } else {
     s.gemm =
         forced.has_value() ? *forced == matmul_internal::Path::kGemm : num_tokens >= kGemmMinTokens;
@@ -528,10 +574,11 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   if (!s.gemm) {
     // A few tasks per worker so a descheduled thread does not stall the call; rows stay
     // contiguous within a task for the hardware prefetcher. Multiples of 4 rows (the GEMV's
-    // row group).
+    // row group), 16 on the interleaved layout.
     const int64_t target_tasks = workers == 1 ? 1 : workers * 4;
-    s.rows_per_task = std::max<int64_t>(4, (w.rows + target_tasks - 1) / target_tasks);
-    s.rows_per_task = (s.rows_per_task + 3) / 4 * 4;
+    const int64_t granule = p.il_dot != nullptr ? matmul_internal::kIlRows : 4;
+    s.rows_per_task = std::max<int64_t>(granule, (w.rows + target_tasks - 1) / target_tasks);
+    s.rows_per_task = (s.rows_per_task + granule - 1) / granule * granule;
     s.num_tasks = (w.rows + s.rows_per_task - 1) / s.rows_per_task;
   } else {
     s.rows_per_chunk = p.iks != nullptr ? kNc : kNc / p.ks->nr * p.ks->nr;
@@ -605,6 +652,25 @@ void PackIntPanels(const WeightMatrix& w, uint8_t* out, ThreadPool& pool) {
                                     static_cast<int>(std::min<int64_t>(kIntNr, w.rows - r0)), 0, nb,
                                     out + static_cast<size_t>(i * nb) * kIntPanelBlockBytes);
     }
+  });
+}
+
+size_t InterleavedBytes(const WeightMatrix& w) {
+  const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
+  if (!kind.has_value() || matmul_internal::Avx512VnniIlDot(*kind) == nullptr ||
+      !matmul_internal::IsaAvailable(matmul_internal::Isa::kAvx512)) {
+    return 0;
+  }
+  return matmul_internal::InterleavedBytes(*kind, w.rows, w.cols);
+}
+
+void InterleaveWeights(const WeightMatrix& w, uint8_t* out, ThreadPool& pool) {
+  const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
+  if (!kind.has_value() || matmul_internal::InterleavedBytes(*kind, w.rows, w.cols) == 0) return;
+  const int64_t groups = (w.rows + matmul_internal::kIlRows - 1) / matmul_internal::kIlRows;
+  pool.ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
+    matmul_internal::InterleaveGroups(*kind, static_cast<const uint8_t*>(w.data), w.row_bytes,
+                                      w.rows, w.cols, begin, end, out);
   });
 }
 

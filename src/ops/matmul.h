@@ -32,7 +32,21 @@ struct WeightMatrix {
   // null: on AVX2 it gained 3-10% for Q8_0 and nothing for Q4_0/Q4_1, whose panels are twice
   // the matrix's bytes (bench/results/2026-12-01-cpu-prepack.md).
   const uint8_t* int_panels = nullptr;
+  // Optional (Q4_0/Q8_0): the same weights repacked by InterleaveWeights into groups of 16
+  // rows (ops/matmul_interleaved.h). Where the CPU has the kernels that read it (AVX-512
+  // VNNI), every integer-path call reads it instead of `data`: decode of up to 7 tokens
+  // through its own kernels, more tokens through GEMM panels packed from it. `data` stays
+  // valid and is read by the float path (JISU_MATMUL=float) and MatMulReference.
+  const uint8_t* interleaved = nullptr;
 };
+
+// Bytes InterleaveWeights writes for `w` on this CPU: the matrix's own size for Q4_0/Q8_0
+// (padded to whole groups of 16 rows) where MatMul would read the copy, else 0 (other types,
+// or no AVX-512 VNNI: nothing gains from the copy there).
+size_t InterleavedBytes(const WeightMatrix& w);
+// Writes w's interleaved copy into `out` (InterleavedBytes(w) bytes, 64-byte aligned), split
+// over the pool.
+void InterleaveWeights(const WeightMatrix& w, uint8_t* out, ThreadPool& pool);
 
 // Bytes PackIntPanels writes for `w`: 1280 per 32 rows x 32 columns (2x a Q4_0/Q4_1 matrix,
 // 1.18x a Q8_0 one); 0 when w's type has no packed integer GEMM.

@@ -6,16 +6,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "ops/act_quant.h"
 #include "ops/matmul.h"
+#include "ops/matmul_interleaved.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
 #include "ops/quant_k.h"
@@ -134,6 +137,58 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
     PackIntPanels(w.View(), aligned, pool2);
     prepacked.int_panels = aligned;
   }
+  // The 16-row interleaved copy (matmul_interleaved.h), built by the portable repack on every
+  // machine: its portable dot against the reference, its GEMM panels byte-identical to those
+  // packed from the GGUF rows; where the CPU reads it (AVX-512 VNNI), MatMul on it below.
+  const std::optional<matmul_internal::WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
+  std::vector<uint8_t> il;
+  if (matmul_internal::IsInterleavedKind(*kind)) {
+    il.resize(matmul_internal::InterleavedBytes(*kind, w.rows, w.cols) + 64);
+    uint8_t* il_aligned =
+        reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(il.data()) + 63) / 64 * 64);
+    const int64_t groups = (w.rows + 15) / 16;
+    matmul_internal::InterleaveGroups(*kind, w.bytes.data(), w.View().row_bytes, w.rows, w.cols, 0,
+                                      groups, il_aligned);
+    std::vector<float> y(static_cast<size_t>(tokens * ys), -12345.0f);
+    for (int64_t t = 0; t < tokens; t += matmul_internal::kMaxDotTokens) {
+      const int nt =
+          static_cast<int>(std::min<int64_t>(matmul_internal::kMaxDotTokens, tokens - t));
+      matmul_internal::IlDotPortable(*kind, il_aligned, w.rows, 0, groups, qa, t, nt,
+                                     y.data() + t * ys, ys);
+    }
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int64_t o = 0; o < w.rows; ++o) {
+        const size_t k = t * w.rows + o;
+        ASSERT_LE(std::fabs(y[t * ys + o] - ref_q[k]), 2e-6 * scale[k] + 1e-30)
+            << DTypeName(w.dtype) << " " << w.rows << "x" << w.cols << " interleaved portable dot"
+            << " token " << t << " row " << o;
+      }
+      for (int64_t o = w.rows; o < ys; ++o) ASSERT_EQ(y[t * ys + o], -12345.0f);
+    }
+    const int64_t nb = w.cols / 32;
+    std::vector<uint8_t> want(static_cast<size_t>(nb * matmul_internal::kIntPanelBlockBytes));
+    std::vector<uint8_t> got(want.size());
+    for (int64_t r0 = 0; r0 < w.rows; r0 += matmul_internal::kIntNr) {
+      const int valid = static_cast<int>(std::min<int64_t>(matmul_internal::kIntNr, w.rows - r0));
+      for (int64_t b0 : {int64_t{0}, nb / 2}) {
+        const int64_t n = nb - b0;
+        std::fill(want.begin(), want.end(), 0x5a);
+        std::fill(got.begin(), got.end(), 0xa5);
+        matmul_internal::PackIntPanelPortable(*kind, w.bytes.data() + r0 * w.View().row_bytes,
+                                              w.View().row_bytes, valid, b0, n, want.data());
+        matmul_internal::PackIntPanelFromIl(*kind, il_aligned, nb, r0, valid, b0, n, got.data());
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(),
+                                 static_cast<size_t>(n * matmul_internal::kIntPanelBlockBytes)))
+            << DTypeName(w.dtype) << " " << w.rows << "x" << w.cols << " panel of rows " << r0
+            << " from block " << b0;
+      }
+    }
+  }
+  WeightMatrix interleaved = w.View();
+  if (InterleavedBytes(w.View()) > 0) {
+    interleaved.interleaved =
+        reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(il.data()) + 63) / 64 * 64);
+  }
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!IsaAvailable(isa)) continue;
     ForceIsa(isa);
@@ -165,6 +220,32 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
           }
           for (int64_t o = w.rows; o < ys; ++o) {
             ASSERT_EQ(y[t * ys + o], -12345.0f) << where << " wrote past row end";
+          }
+        }
+        if (interleaved.interleaved != nullptr) {
+          // Another summation order (16 rows per vector, per block), so the reference check;
+          // tokens of one call must not depend on how many share it (bit-identical to one at
+          // a time).
+          std::vector<float> yi(static_cast<size_t>(tokens * ys), -12345.0f);
+          MatMul(interleaved, x.data(), xs, tokens, yi.data(), ys, *pool);
+          for (int64_t t = 0; t < tokens; ++t) {
+            for (int64_t o = 0; o < w.rows; ++o) {
+              const size_t k = t * w.rows + o;
+              ASSERT_LE(std::fabs(yi[t * ys + o] - ref_q[k]), 2e-6 * scale[k] + 1e-30)
+                  << where << " interleaved, token " << t << " row " << o;
+            }
+            for (int64_t o = w.rows; o < ys; ++o) {
+              ASSERT_EQ(yi[t * ys + o], -12345.0f) << where << " interleaved wrote past row end";
+            }
+          }
+          if (path == Path::kDot && tokens > 1 && isa == Isa::kAvx512) {
+            std::vector<float> y1(static_cast<size_t>(ys), -12345.0f);
+            for (int64_t t = 0; t < tokens; ++t) {
+              MatMul(interleaved, x.data() + t * xs, xs, 1, y1.data(), ys, *pool);
+              for (int64_t o = 0; o < w.rows; ++o) {
+                ASSERT_EQ(y1[o], yi[t * ys + o]) << where << " interleaved one token " << t;
+              }
+            }
           }
         }
         if (prepacked.int_panels != nullptr && path == Path::kGemm) {

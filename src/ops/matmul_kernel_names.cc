@@ -4,6 +4,7 @@
 
 #include "ops/matmul_gemv.h"
 #include "ops/matmul_int.h"
+#include "ops/matmul_interleaved.h"
 #include "ops/matmul_kernels.h"
 
 namespace jisu {
@@ -33,7 +34,14 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
       if (UseIntGemv() && GemvFor(ks.isa, kind, &gemv_name) != nullptr) {
         n.decode = std::string(gemv_name) + " " + t + " x q8 (one token)";
       }
-      if (UseIntPath(512)) {
+      const bool il = IsInterleavedKind(kind) && ks.isa == Isa::kAvx512 && UseIntGemv() &&
+                      Avx512VnniIlDot(kind) != nullptr;
+      if (il) n.decode = "avx512_vnni " + t + " x q8, 16-row interleaved (repacked at load)";
+      if (il && iks.gemm[k] != nullptr) {
+        n.prefill = std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +
+                    std::to_string(kIntNr) + " " + t + " x q8 (u8 panels packed from the " +
+                    "interleaved copy)";
+      } else if (UseIntPath(512)) {
         n.prefill = iks.gemm[k] != nullptr
                         ? std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +
                               std::to_string(kIntNr) + " " + t + " x q8 (packed u8 panels)"
