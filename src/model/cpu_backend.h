@@ -6,6 +6,7 @@
 
 #include "core/thread_pool.h"
 #include "kv/kv_cache.h"
+#include "model/cpu_weights.h"
 #include "model/forward_backend.h"
 #include "model/model.h"
 #include "model/transformer.h"
@@ -17,11 +18,6 @@ struct CpuBackendOptions {
   int64_t block_size = 16;  // token slots per block
   int num_threads = 0;      // 0 = all cores
   KvType kv_type = kDefaultKvType;
-  // Repack Q4_0/Q8_0 matrices into the interleaved decode layout where this CPU reads it
-  // (ops/matmul.h: InterleaveWeights; AVX-512 VNNI). Costs a copy of those matrices in memory
-  // (the file's pages are then left unread) and a pass over them at load. JISU_INTERLEAVE=0
-  // in the environment turns it off, for comparisons.
-  bool interleave_weights = true;
 };
 
 class CpuBackend final : public ForwardBackend {
@@ -44,17 +40,9 @@ class CpuBackend final : public ForwardBackend {
  private:
   CpuBackend(const Model& model, const CpuBackendOptions& options, std::unique_ptr<KvCache> kv);
 
-  struct AlignedFree {
-    void operator()(uint8_t* p) const;
-  };
-
   ThreadPool pool_;
   std::unique_ptr<KvCache> kv_;
-  // The model's weights as the transformer reads them: views into the file, plus the
-  // interleaved copies (in il_storage_) where interleave_weights applies.
-  std::unique_ptr<uint8_t, AlignedFree> il_storage_;
-  uint64_t il_bytes_ = 0;
-  ModelWeights weights_;
+  CpuWeights weights_;
   Transformer transformer_;
 };
 

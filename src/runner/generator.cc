@@ -25,7 +25,10 @@ double GenerationTimings::DecodeTokensPerSecond() const {
 }
 
 Generator::Generator(const Model& model, ThreadPool& pool, const GeneratorOptions& options)
-    : model_(model), options_(options), transformer_(model.config(), model.weights(), pool) {}
+    : model_(model),
+      options_(options),
+      weights_(model.weights(), pool),
+      transformer_(model.config(), weights_.weights(), pool) {}
 
 Result<std::unique_ptr<Generator>> Generator::Create(const Model& model, ThreadPool& pool,
                                                      const GeneratorOptions& options) {

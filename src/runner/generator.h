@@ -16,6 +16,7 @@
 #include "core/thread_pool.h"
 #include "jisu/status.h"
 #include "kv/kv_cache.h"
+#include "model/cpu_weights.h"
 #include "model/model.h"
 #include "model/transformer.h"
 #include "sampling/sampler.h"
@@ -72,6 +73,7 @@ class Generator {
   const Model& model_;
   GeneratorOptions options_;
   int64_t max_context_ = 0;
+  CpuWeights weights_;
   Transformer transformer_;
   std::unique_ptr<KvCache> cache_;
   std::vector<int32_t> block_table_;

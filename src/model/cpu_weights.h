@@ -1,0 +1,41 @@
+// The weights the CPU forward pass reads: the model's matrices as views into its file, plus
+// load-time copies in faster layouts where this CPU has kernels for them (today: Q4_0/Q8_0
+// repacked into 16-row interleaved groups for AVX-512 VNNI, ops/matmul.h InterleaveWeights).
+// One owner for every CPU runner (Generator, CpuBackend), so each gets the same layouts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/thread_pool.h"
+#include "model/weights.h"
+
+namespace jisu {
+
+struct CpuWeightsOptions {
+  // Repack where it pays (see above). Costs a copy of those matrices in memory (the file's
+  // pages of them are no longer read after the load) and one pass over them at load.
+  // JISU_INTERLEAVE=0 in the environment turns it off, for comparisons.
+  bool interleave = true;
+};
+
+class CpuWeights {
+ public:
+  // `weights` (views into a model file) must outlive this object; `pool` does the repacking.
+  CpuWeights(const ModelWeights& weights, ThreadPool& pool, const CpuWeightsOptions& options = {});
+  CpuWeights(const CpuWeights&) = delete;
+  CpuWeights& operator=(const CpuWeights&) = delete;
+
+  const ModelWeights& weights() const { return weights_; }
+  uint64_t repacked_bytes() const { return repacked_bytes_; }
+
+ private:
+  struct AlignedFree {
+    void operator()(uint8_t* p) const;
+  };
+  ModelWeights weights_;
+  std::unique_ptr<uint8_t, AlignedFree> storage_;
+  uint64_t repacked_bytes_ = 0;
+};
+
+}  // namespace jisu
