@@ -34,6 +34,7 @@ struct BenchMatMulFlags {
   int iters = 200;
   int64_t mib = 512;
   bool prepack = false;
+  bool interleave = false;
 };
 
 double ThreadCpuMicros() {
@@ -132,6 +133,25 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
             panels + c * panel_bytes, pack_pool);
       }
     }
+    // --interleave: every copy repacked into the 16-row decode layout (WeightMatrix::interleaved)
+    // where this CPU reads it.
+    const size_t il_bytes =
+        f.interleave
+            ? InterleavedBytes(WeightMatrix{*dtype, data.data(), f.rows, f.cols, *row_bytes})
+            : 0;
+    std::vector<uint8_t> il_store(il_bytes * copies + 64);
+    uint8_t* il = reinterpret_cast<uint8_t*>(
+        (reinterpret_cast<uintptr_t>(il_store.data()) + 63) / 64 * 64);
+    if (il_bytes > 0) {
+      ThreadPool pack_pool(0);
+      for (size_t c = 0; c < copies; ++c) {
+        InterleaveWeights(
+            WeightMatrix{*dtype, data.data() + c * matrix_bytes, f.rows, f.cols, *row_bytes},
+            il + c * il_bytes, pack_pool);
+      }
+    } else if (f.interleave) {
+      std::printf("(%s: no interleaved layout on this CPU)\n", tname.c_str());
+    }
     for (Isa isa : isas) {
       matmul_internal::ForceIsa(isa);
       for (int nt : thread_counts) {
@@ -141,6 +161,7 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
           const size_t copy = static_cast<size_t>(it + 3) % copies;
           WeightMatrix w{*dtype, data.data() + copy * matrix_bytes, f.rows, f.cols, *row_bytes};
           if (panel_bytes > 0) w.int_panels = panels + copy * panel_bytes;
+          if (il_bytes > 0) w.interleaved = il + copy * il_bytes;
           const double c0 = ThreadCpuMicros();
           const auto t0 = std::chrono::steady_clock::now();
           MatMul(w, x.data(), f.cols, f.tokens, y.data(), f.rows, pool);
@@ -177,6 +198,9 @@ void RegisterBenchMatMul(CLI::App& app) {
   cmd->add_option("--mib", flags->mib, "weight working set to cycle through (MiB)");
   cmd->add_flag("--prepack", flags->prepack,
                 "Q8_0/Q4_0/Q4_1: integer GEMM panels packed once before timing");
+  cmd->add_flag("--interleave", flags->interleave,
+                "Q8_0/Q4_0: weights repacked into the 16-row interleaved decode layout (AVX-512 "
+                "VNNI)");
   cmd->callback([flags] { ReportStatus(RunBenchMatMul(*flags)); });
 }
 
