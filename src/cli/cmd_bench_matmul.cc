@@ -140,8 +140,8 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
             ? InterleavedBytes(WeightMatrix{*dtype, data.data(), f.rows, f.cols, *row_bytes})
             : 0;
     std::vector<uint8_t> il_store(il_bytes * copies + 64);
-    uint8_t* il = reinterpret_cast<uint8_t*>(
-        (reinterpret_cast<uintptr_t>(il_store.data()) + 63) / 64 * 64);
+    uint8_t* il =
+        reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(il_store.data()) + 63) / 64 * 64);
     if (il_bytes > 0) {
       ThreadPool pack_pool(0);
       for (size_t c = 0; c < copies; ++c) {

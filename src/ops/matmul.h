@@ -34,7 +34,7 @@ struct WeightMatrix {
   const uint8_t* int_panels = nullptr;
   // Optional (Q4_0/Q8_0): the same weights repacked by InterleaveWeights into groups of 16
   // rows (ops/matmul_interleaved.h). Where the CPU has the kernels that read it (AVX-512
-  // VNNI), every integer-path call reads it instead of `data`: decode of up to 7 tokens
+  // VNNI), every integer-path call reads it instead of `data`: up to 63 tokens
   // through its own kernels, more tokens through GEMM panels packed from it. `data` stays
   // valid and is read by the float path (JISU_MATMUL=float) and MatMulReference.
   const uint8_t* interleaved = nullptr;
