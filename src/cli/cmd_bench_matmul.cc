@@ -198,9 +198,10 @@ void RegisterBenchMatMul(CLI::App& app) {
   cmd->add_option("--mib", flags->mib, "weight working set to cycle through (MiB)");
   cmd->add_flag("--prepack", flags->prepack,
                 "Q8_0/Q4_0/Q4_1: integer GEMM panels packed once before timing");
-  cmd->add_flag("--interleave", flags->interleave,
-                "Q8_0/Q4_0: weights repacked into the 16-row interleaved decode layout (AVX-512 "
-                "VNNI)");
+  cmd->add_flag(
+      "--interleave", flags->interleave,
+      "Q8_0/Q4_0/Q4_1: weights repacked into the 16-row interleaved decode layout (AVX-512 "
+      "VNNI)");
   cmd->callback([flags] { ReportStatus(RunBenchMatMul(*flags)); });
 }
 

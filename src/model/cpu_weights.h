@@ -1,5 +1,5 @@
 // The weights the CPU forward pass reads: the model's matrices as views into its file, plus
-// load-time copies in faster layouts where this CPU has kernels for them (today: Q4_0/Q8_0
+// load-time copies in faster layouts where this CPU has kernels for them (today: Q4_0/Q4_1/Q8_0
 // repacked into 16-row interleaved groups for AVX-512 VNNI, ops/matmul.h InterleaveWeights).
 // One owner for every CPU runner (Generator, CpuBackend), so each gets the same layouts.
 #pragma once

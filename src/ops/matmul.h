@@ -32,7 +32,7 @@ struct WeightMatrix {
   // null: on AVX2 it gained 3-10% for Q8_0 and nothing for Q4_0/Q4_1, whose panels are twice
   // the matrix's bytes (bench/results/2026-12-01-cpu-prepack.md).
   const uint8_t* int_panels = nullptr;
-  // Optional (Q4_0/Q8_0): the same weights repacked by InterleaveWeights into groups of 16
+  // Optional (Q4_0/Q4_1/Q8_0): the same weights repacked by InterleaveWeights into groups of 16
   // rows (ops/matmul_interleaved.h). Where the CPU has the kernels that read it (AVX-512
   // VNNI), every integer-path call reads it instead of `data`: up to 63 tokens
   // through its own kernels, more tokens through GEMM panels packed from it. `data` stays
@@ -40,7 +40,7 @@ struct WeightMatrix {
   const uint8_t* interleaved = nullptr;
 };
 
-// Bytes InterleaveWeights writes for `w` on this CPU: the matrix's own size for Q4_0/Q8_0
+// Bytes InterleaveWeights writes for `w` on this CPU: the matrix's own size for Q4_0/Q4_1/Q8_0
 // (padded to whole groups of 16 rows) where MatMul would read the copy, else 0 (other types,
 // or no AVX-512 VNNI: nothing gains from the copy there).
 size_t InterleavedBytes(const WeightMatrix& w);

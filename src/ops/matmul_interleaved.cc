@@ -1,5 +1,5 @@
-// Interleaved Q4_0 / Q8_0 layout (matmul_interleaved.h): the repack, the portable decode dot and
-// the GEMM panel packer.
+// Interleaved Q4_0 / Q4_1 / Q8_0 layout (matmul_interleaved.h): the repack, the portable decode dot
+// and the GEMM panel packer.
 #include "ops/matmul_interleaved.h"
 
 #include <cstring>
@@ -21,6 +21,8 @@ void InterleaveGroups(WeightKind kind, const uint8_t* w, size_t row_bytes, int64
   const int64_t blocks = cols / 32;
   const size_t rec = IlRecordBytes(kind);
   const size_t bb = IntBlockBytes(kind);
+  const size_t head = IlHeaderBytes(kind);
+  const size_t qs = kind == kWQ4_1 ? 4 : 2;  // GGUF block: d (and Q4_1's m), then the values
   const int chunks = IlChunks(kind);
   for (int64_t g = g0; g < g1; ++g) {
     uint8_t* o = out + static_cast<size_t>(g * blocks) * rec;
@@ -31,10 +33,11 @@ void InterleaveGroups(WeightKind kind, const uint8_t* w, size_t row_bytes, int64
         const uint8_t* blk = row + b * bb;
         uint8_t* ob = o + b * rec;
         std::memcpy(ob + 2 * r, blk, 2);
+        if (kind == kWQ4_1) std::memcpy(ob + 32 + 2 * r, blk + 2, 2);
         for (int j = 0; j < chunks; ++j) {
-          uint8_t* dst = ob + 32 + 64 * j + 4 * r;
+          uint8_t* dst = ob + head + 64 * j + 4 * r;
           for (int i = 0; i < 4; ++i) {
-            const uint8_t q = blk[2 + 4 * j + i];
+            const uint8_t q = blk[qs + 4 * j + i];
             dst[i] = kind == kWQ8_0 ? static_cast<uint8_t>(q ^ 0x80) : q;
           }
         }
@@ -61,9 +64,9 @@ void IlDotPortable(WeightKind kind, const uint8_t* il, int64_t rows, int64_t g0,
         for (int r = 0; r < kIlRows; ++r) {
           int32_t s = -z * sa[b];
           for (int j = 0; j < IlChunks(kind); ++j) {
-            const uint8_t* u = o + 32 + 64 * j + 4 * r;
+            const uint8_t* u = o + IlHeaderBytes(kind) + 64 * j + 4 * r;
             for (int i = 0; i < 4; ++i) {
-              if (kind == kWQ4_0) {
+              if (kind != kWQ8_0) {
                 s += (u[i] & 0x0f) * qb[4 * j + i] + (u[i] >> 4) * qb[16 + 4 * j + i];
               } else {
                 s += u[i] * qb[4 * j + i];
@@ -73,6 +76,10 @@ void IlDotPortable(WeightKind kind, const uint8_t* il, int64_t rows, int64_t g0,
           uint16_t h;
           std::memcpy(&h, o + 2 * r, 2);
           acc[r] += static_cast<float>(s) * (F16ToF32(h) * da[b]);
+          if (kind == kWQ4_1) {  // the minimum times the activations' block sum
+            std::memcpy(&h, o + 32 + 2 * r, 2);
+            acc[r] += F16ToF32(h) * (da[b] * static_cast<float>(sa[b]));
+          }
         }
       }
       for (int r = 0; r < kIlRows && g * kIlRows + r < rows; ++r) {
@@ -95,7 +102,7 @@ void PackIntPanelFromIl(WeightKind kind, const uint8_t* il, int64_t blocks, int6
       uint8_t* half = pb + h * kIlRows * 4;  // rows 16h .. 16h + 15 of every 4-element group
       if (h >= halves) {
         for (int grp = 0; grp < 8; ++grp) std::memset(half + grp * kIntNr * 4, 0, kIlRows * 4);
-        for (int r = 0; r < kIlRows; ++r) dw[h * kIlRows + r] = 0.0f;
+        for (int r = 0; r < kIlRows; ++r) dw[h * kIlRows + r] = m[h * kIlRows + r] = 0.0f;
         continue;
       }
       const uint8_t* o = il + static_cast<size_t>((g_first + h) * blocks + b0 + b) * rec;
@@ -103,6 +110,8 @@ void PackIntPanelFromIl(WeightKind kind, const uint8_t* il, int64_t blocks, int6
         uint16_t s;
         std::memcpy(&s, o + 2 * r, 2);
         dw[h * kIlRows + r] = F16ToF32(s);
+        if (kind == kWQ4_1) std::memcpy(&s, o + 32 + 2 * r, 2);
+        m[h * kIlRows + r] = kind == kWQ4_1 ? F16ToF32(s) : 0.0f;
       }
       if (kind == kWQ8_0) {
         for (int grp = 0; grp < 8; ++grp) {
@@ -110,7 +119,7 @@ void PackIntPanelFromIl(WeightKind kind, const uint8_t* il, int64_t blocks, int6
         }
       } else {
         for (int j = 0; j < 4; ++j) {
-          const uint8_t* c = o + 32 + 64 * j;
+          const uint8_t* c = o + IlHeaderBytes(kind) + 64 * j;
           uint8_t* lo = half + j * kIntNr * 4;
           uint8_t* hi = half + (4 + j) * kIntNr * 4;
           for (int i = 0; i < kIlRows * 4; ++i) {
@@ -120,7 +129,6 @@ void PackIntPanelFromIl(WeightKind kind, const uint8_t* il, int64_t blocks, int6
         }
       }
     }
-    for (int r = 0; r < kIntNr; ++r) m[r] = 0.0f;
   }
 }
 

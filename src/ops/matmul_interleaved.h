@@ -1,12 +1,13 @@
-// Internal to src/ops: Q4_0 / Q8_0 weights repacked at load time into groups of 16 rows, the
+// Internal to src/ops: Q4_0 / Q4_1 / Q8_0 weights repacked at load time into groups of 16 rows, the
 // layout the AVX-512 VNNI decode kernels read (matmul.h: WeightMatrix::interleaved).
 //
 // Per group g of 16 rows (rows 16g .. 16g + 15; a last partial group is padded with rows of
 // zero scale) and per 32-element block b, one record of the same size as 16 GGUF blocks:
-//   - 16 f16 scales, row r at bytes 2r (32 bytes);
-//   - Q4_0: 4 chunks of 64 bytes; chunk j holds, at bytes 4r .. 4r + 3, bytes 4j .. 4j + 3 of
-//     row r's 16 packed bytes. Their low nibbles are elements 4j .. 4j + 3 and their high
-//     nibbles elements 16 + 4j .. 16 + 4j + 3 (u = nibble, zero point 8): 288 bytes.
+//   - 16 f16 scales, row r at bytes 2r (32 bytes); Q4_1 then its 16 f16 minimums (32 bytes);
+//   - Q4_0 / Q4_1: 4 chunks of 64 bytes; chunk j holds, at bytes 4r .. 4r + 3, bytes
+//     4j .. 4j + 3 of row r's 16 packed bytes. Their low nibbles are elements 4j .. 4j + 3 and
+//     their high nibbles elements 16 + 4j .. 16 + 4j + 3 (u = nibble; Q4_0 zero point 8):
+//     288 bytes (Q4_1: 320).
 //   - Q8_0: 8 chunks of 64 bytes; chunk j holds bytes 4j .. 4j + 3 of row r's values, stored
 //     as u = q + 128 (zero point 128, so vpdpbusd takes them as its unsigned operand):
 //     544 bytes.
@@ -29,9 +30,11 @@
 namespace jisu::matmul_internal {
 
 constexpr int kIlRows = 16;
-constexpr bool IsInterleavedKind(WeightKind k) { return k == kWQ4_0 || k == kWQ8_0; }
-constexpr size_t IlRecordBytes(WeightKind k) { return k == kWQ4_0 ? 288 : 544; }
-constexpr int IlChunks(WeightKind k) { return k == kWQ4_0 ? 4 : 8; }
+constexpr bool IsInterleavedKind(WeightKind k) { return k == kWQ4_0 || k == kWQ4_1 || k == kWQ8_0; }
+// Bytes of a record before its chunks (scales, Q4_1 minimums too).
+constexpr size_t IlHeaderBytes(WeightKind k) { return k == kWQ4_1 ? 64 : 32; }
+constexpr int IlChunks(WeightKind k) { return k == kWQ8_0 ? 8 : 4; }
+constexpr size_t IlRecordBytes(WeightKind k) { return IlHeaderBytes(k) + 64 * IlChunks(k); }
 
 // Bytes of the interleaved copy of a rows x cols matrix (0 for other kinds).
 size_t InterleavedBytes(WeightKind kind, int64_t rows, int64_t cols);
