@@ -37,6 +37,29 @@ struct BenchMatMulFlags {
   bool interleave = false;
 };
 
+// A layout derived from every copy of the timed matrix (GEMM panels, interleaved copy):
+// bytes per copy (0: none) in one 64-byte-aligned buffer.
+struct CopyLayout {
+  size_t bytes = 0;
+  std::vector<uint8_t> store;
+  uint8_t* base = nullptr;
+  const uint8_t* At(size_t copy) const { return bytes > 0 ? base + copy * bytes : nullptr; }
+};
+
+template <class CopyAt>
+CopyLayout BuildCopyLayout(bool wanted, size_t copies, const CopyAt& copy_at,
+                           size_t (*bytes_of)(const WeightMatrix&),
+                           void (*build)(const WeightMatrix&, uint8_t*, ThreadPool&)) {
+  CopyLayout l;
+  l.bytes = wanted ? bytes_of(copy_at(0)) : 0;
+  if (l.bytes == 0) return l;
+  l.store.resize(l.bytes * copies + 64);
+  l.base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(l.store.data()) + 63) / 64 * 64);
+  ThreadPool pool(0);
+  for (size_t c = 0; c < copies; ++c) build(copy_at(c), l.base + c * l.bytes, pool);
+  return l;
+}
+
 double ThreadCpuMicros() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -118,38 +141,17 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
     for (size_t c = 1; c < copies; ++c) {
       std::memcpy(data.data() + c * matrix_bytes, data.data(), matrix_bytes);
     }
-    // --prepack: every copy's integer GEMM panels packed once up front (WeightMatrix::int_panels).
-    const size_t panel_bytes =
-        f.prepack ? IntPanelBytes(WeightMatrix{*dtype, data.data(), f.rows, f.cols, *row_bytes})
-                  : 0;
-    std::vector<uint8_t> panel_store(panel_bytes * copies + 64);
-    uint8_t* panels = reinterpret_cast<uint8_t*>(
-        (reinterpret_cast<uintptr_t>(panel_store.data()) + 63) / 64 * 64);
-    if (panel_bytes > 0) {
-      ThreadPool pack_pool(0);
-      for (size_t c = 0; c < copies; ++c) {
-        PackIntPanels(
-            WeightMatrix{*dtype, data.data() + c * matrix_bytes, f.rows, f.cols, *row_bytes},
-            panels + c * panel_bytes, pack_pool);
-      }
-    }
-    // --interleave: every copy repacked into the 16-row decode layout (WeightMatrix::interleaved)
-    // where this CPU reads it.
-    const size_t il_bytes =
-        f.interleave
-            ? InterleavedBytes(WeightMatrix{*dtype, data.data(), f.rows, f.cols, *row_bytes})
-            : 0;
-    std::vector<uint8_t> il_store(il_bytes * copies + 64);
-    uint8_t* il =
-        reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(il_store.data()) + 63) / 64 * 64);
-    if (il_bytes > 0) {
-      ThreadPool pack_pool(0);
-      for (size_t c = 0; c < copies; ++c) {
-        InterleaveWeights(
-            WeightMatrix{*dtype, data.data() + c * matrix_bytes, f.rows, f.cols, *row_bytes},
-            il + c * il_bytes, pack_pool);
-      }
-    } else if (f.interleave) {
+    // --prepack: every copy's integer GEMM panels (WeightMatrix::int_panels); --interleave:
+    // every copy repacked into the 16-row decode layout (WeightMatrix::interleaved) where this
+    // CPU reads it. Both built once, before timing.
+    const auto copy_at = [&](size_t c) {
+      return WeightMatrix{*dtype, data.data() + c * matrix_bytes, f.rows, f.cols, *row_bytes};
+    };
+    const CopyLayout panels =
+        BuildCopyLayout(f.prepack, copies, copy_at, IntPanelBytes, PackIntPanels);
+    const CopyLayout il =
+        BuildCopyLayout(f.interleave, copies, copy_at, InterleavedBytes, InterleaveWeights);
+    if (f.interleave && il.bytes == 0) {
       std::printf("(%s: no interleaved layout on this CPU)\n", tname.c_str());
     }
     for (Isa isa : isas) {
@@ -159,9 +161,9 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
         std::vector<double> us, cpu;
         for (int it = -3; it < f.iters; ++it) {
           const size_t copy = static_cast<size_t>(it + 3) % copies;
-          WeightMatrix w{*dtype, data.data() + copy * matrix_bytes, f.rows, f.cols, *row_bytes};
-          if (panel_bytes > 0) w.int_panels = panels + copy * panel_bytes;
-          if (il_bytes > 0) w.interleaved = il + copy * il_bytes;
+          WeightMatrix w = copy_at(copy);
+          w.int_panels = panels.At(copy);
+          w.interleaved = il.At(copy);
           const double c0 = ThreadCpuMicros();
           const auto t0 = std::chrono::steady_clock::now();
           MatMul(w, x.data(), f.cols, f.tokens, y.data(), f.rows, pool);
@@ -200,8 +202,8 @@ void RegisterBenchMatMul(CLI::App& app) {
                 "Q8_0/Q4_0/Q4_1: integer GEMM panels packed once before timing");
   cmd->add_flag(
       "--interleave", flags->interleave,
-      "Q8_0/Q4_0/Q4_1: weights repacked into the 16-row interleaved decode layout (AVX-512 "
-      "VNNI)");
+      "Q8_0/Q4_0/Q4_1/F16/BF16: weights repacked into the 16-row interleaved decode layout "
+      "(AVX-512; VNNI for the integer types)");
   cmd->callback([flags] { ReportStatus(RunBenchMatMul(*flags)); });
 }
 

@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <vector>
 
 #include "ops/matmul.h"
@@ -48,10 +47,6 @@ uint64_t Padded(uint64_t n) { return (n + 63) / 64 * 64; }
 
 }  // namespace
 
-void CpuWeights::AlignedFree::operator()(uint8_t* p) const {
-  ::operator delete (p, std::align_val_t{64});
-}
-
 CpuWeights::CpuWeights(const ModelWeights& weights, ThreadPool& pool,
                        const CpuWeightsOptions& options)
     : weights_(weights) {
@@ -60,9 +55,10 @@ CpuWeights::CpuWeights(const ModelWeights& weights, ThreadPool& pool,
   uint64_t total = 0;
   for (const WeightMatrix* m : mats) total += Padded(InterleavedBytes(*m));
   if (total == 0) return;
-  storage_.reset(static_cast<uint8_t*>(::operator new (total, std::align_val_t{64})));
+  // Huge pages (core/huge_pages.h): the decode kernels stream the whole copy every token.
+  storage_ = HugePageBuffer(total);
   repacked_bytes_ = total;
-  uint8_t* next = storage_.get();
+  auto* next = static_cast<uint8_t*>(storage_.data());
   for (WeightMatrix* m : mats) {
     const size_t n = InterleavedBytes(*m);
     if (n == 0) continue;

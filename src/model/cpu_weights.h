@@ -1,12 +1,13 @@
 // The weights the CPU forward pass reads: the model's matrices as views into its file, plus
 // load-time copies in faster layouts where this CPU has kernels for them (today: Q4_0/Q4_1/Q8_0
-// repacked into 16-row interleaved groups for AVX-512 VNNI, ops/matmul.h InterleaveWeights).
+// and F16/BF16 repacked into 16-row interleaved groups for AVX-512, ops/matmul.h
+// InterleaveWeights).
 // One owner for every CPU runner (Generator, CpuBackend), so each gets the same layouts.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
+#include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "model/weights.h"
 
@@ -30,11 +31,8 @@ class CpuWeights {
   uint64_t repacked_bytes() const { return repacked_bytes_; }
 
  private:
-  struct AlignedFree {
-    void operator()(uint8_t* p) const;
-  };
   ModelWeights weights_;
-  std::unique_ptr<uint8_t, AlignedFree> storage_;
+  HugePageBuffer storage_;
   uint64_t repacked_bytes_ = 0;
 };
 

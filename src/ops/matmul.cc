@@ -22,6 +22,7 @@
 
 #include "ops/act_quant.h"
 #include "ops/cpu_features.h"
+#include "ops/matmul_bf16.h"
 #include "ops/matmul_gemv.h"
 #include "ops/matmul_int.h"
 #include "ops/matmul_interleaved.h"
@@ -203,6 +204,7 @@ struct ThreadScratch {
   ScratchBuffer rows;      // nr x kKc dequantized weight rows before transposition
   ScratchBuffer tile;      // mr x nr output tile for partial edges
   ScratchBuffer int_pack;  // integer path: kNc rows x kIntKcBlocks blocks of weight panels
+  ScratchBuffer pairs;     // bf16 path: nr rows x kKc / 2 bf16 pairs before transposition
 };
 // Quantized activations of the current call, owned by the calling thread (read by all).
 thread_local ActQuantBuffer t_act_quant;
@@ -237,6 +239,12 @@ struct Problem {
   // GEMM panels packed from it.
   const uint8_t* il = nullptr;
   matmul_internal::IlDotFn il_dot = nullptr;
+  matmul_internal::FloatIlDotFn fil_dot = nullptr;  // float kinds' decode on `il`
+  // F16/BF16 prefill on bf16 dot products (matmul_bf16.h): the kernel, and every token's
+  // activations packed once per call as bf16 pairs (slice at pc: a_pairs + pc / 2 *
+  // tokens_padded, token panel at + t * kc / 2).
+  matmul_internal::Bf16GemmFn bf16_gemm = nullptr;
+  const uint32_t* a_pairs = nullptr;
 };
 
 // ---- Decode -------------------------------------------------------------------------------
@@ -254,24 +262,41 @@ void IntDotTask(const Problem& p, int64_t r0, int64_t r1) {
   }
 }
 
-// Interleaved decode: rows [r0, r1) are whole groups of 16 (r1 may be the matrix end). A few
-// groups at a time meet every token group, so their weights come from L1/L2 after the first.
-void IlDotTask(const Problem& p, int64_t r0, int64_t r1) {
+// Interleaved decode (either family of kinds): rows [r0, r1) are whole groups of 16 (r1 may be
+// the matrix end). A few groups at a time meet every token group, so their weights come from
+// L1/L2 after the first. call(g, g_end, t, nt) runs the kernel on groups [g, g_end), tokens
+// t .. t + nt - 1.
+template <typename Call>
+void ForIlPasses(const Problem& p, int64_t r0, int64_t r1, Call call) {
   using matmul_internal::kIlRows;
   constexpr int64_t kGroupsPerPass = 4;
   const int64_t g0 = r0 / kIlRows, g1 = (r1 + kIlRows - 1) / kIlRows;
   const int64_t step = p.num_tokens <= kMaxDotTokens ? g1 - g0 : kGroupsPerPass;
   for (int64_t g = g0; g < g1; g += step) {
     for (int64_t t = 0; t < p.num_tokens; t += kMaxDotTokens) {
-      const int nt = static_cast<int>(std::min<int64_t>(kMaxDotTokens, p.num_tokens - t));
-      p.il_dot(p.il, p.rows, g, std::min(g1, g + step), p.qa, t, nt, p.y + t * p.y_stride,
-               p.y_stride);
+      call(g, std::min(g1, g + step), t,
+           static_cast<int>(std::min<int64_t>(kMaxDotTokens, p.num_tokens - t)));
     }
   }
 }
 
+void IlDotTask(const Problem& p, int64_t r0, int64_t r1) {
+  ForIlPasses(p, r0, r1, [&p](int64_t g, int64_t g_end, int64_t t, int nt) {
+    p.il_dot(p.il, p.rows, g, g_end, p.qa, t, nt, p.y + t * p.y_stride, p.y_stride);
+  });
+}
+
+// Float kinds: tokens straight from x.
+void FloatIlDotTask(const Problem& p, int64_t r0, int64_t r1) {
+  ForIlPasses(p, r0, r1, [&p](int64_t g, int64_t g_end, int64_t t, int nt) {
+    p.fil_dot(p.il, p.rows, p.cols / 32, g, g_end, p.x + t * p.x_stride, p.x_stride, nt,
+              p.y + t * p.y_stride, p.y_stride);
+  });
+}
+
 void DotTask(const Problem& p, int64_t r0, int64_t r1) {
   if (p.il_dot != nullptr) return IlDotTask(p, r0, r1);
+  if (p.fil_dot != nullptr) return FloatIlDotTask(p, r0, r1);
   if (p.gemv != nullptr) {
     return p.gemv(p.w + static_cast<size_t>(r0) * p.row_bytes, p.row_bytes, r1 - r0, p.gacts,
                   p.y + r0);
@@ -296,18 +321,31 @@ void DotTask(const Problem& p, int64_t r0, int64_t r1) {
 
 // ---- Prefill ------------------------------------------------------------------------------
 
+// Weight rows [row0, row0 + valid), features [pc, pc + kc) -> floats at rows_buf[r * kc].
+void DequantRows(const Problem& p, int64_t row0, int64_t valid, int64_t pc, int64_t kc,
+                 float* rows_buf) {
+  const auto dequant = p.ks->dequant[p.kind];
+  const size_t col_offset = static_cast<size_t>(pc / p.block_size * p.block_bytes);
+  for (int64_t r = 0; r < valid; ++r) {
+    if (p.il != nullptr) {  // float kinds' interleaved copy: 32 contiguous values a piece
+      for (int64_t k = 0; k < kc; k += 32) {
+        dequant(matmul_internal::IlFloatPiece(p.il, p.cols / 32, row0 + r, (pc + k) / 32),
+                rows_buf + r * kc + k, 32);
+      }
+      continue;
+    }
+    const uint8_t* src = p.w + static_cast<size_t>(row0 + r) * p.row_bytes + col_offset;
+    dequant(src, rows_buf + r * kc, kc);
+  }
+}
+
 // Weight rows [o0, o0 + nc), features [pc, pc + kc) -> b[(panel)][k][nr], zero-padded rows.
 void PackWeights(const Problem& p, int64_t o0, int64_t nc, int64_t pc, int64_t kc, float* b,
                  float* rows_buf) {
   const int nr = p.ks->nr;
-  const auto dequant = p.ks->dequant[p.kind];
-  const size_t col_offset = static_cast<size_t>(pc / p.block_size * p.block_bytes);
   for (int64_t j0 = 0; j0 < nc; j0 += nr) {
     const int64_t valid = std::min<int64_t>(nr, nc - j0);
-    for (int64_t r = 0; r < valid; ++r) {
-      const uint8_t* src = p.w + static_cast<size_t>(o0 + j0 + r) * p.row_bytes + col_offset;
-      dequant(src, rows_buf + r * kc, kc);
-    }
+    DequantRows(p, o0 + j0, valid, pc, kc, rows_buf);
     float* panel = b + j0 * kc;
     if (p.ks->transpose != nullptr) {
       if (valid < nr) {
@@ -321,6 +359,44 @@ void PackWeights(const Problem& p, int64_t o0, int64_t nc, int64_t pc, int64_t k
       int64_t r = 0;
       for (; r < valid; ++r) dst[r] = rows_buf[r * kc + k];
       for (; r < nr; ++r) dst[r] = 0.0f;
+    }
+  }
+}
+
+// The bf16 path's weight panels: b[(panel)][k / 2][kBf16Nr] pairs, zero-padded rows. The
+// transposition moves 32-bit words, so the float kernel set's (AVX-512, nr = kBf16Nr) serves.
+void PackWeightsBf16(const Problem& p, int64_t o0, int64_t nc, int64_t pc, int64_t kc, uint32_t* b,
+                     float* rows_buf, uint32_t* pairs) {
+  constexpr int nr = matmul_internal::kBf16Nr;
+  const int64_t kp = kc / 2;
+  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+    const int64_t valid = std::min<int64_t>(nr, nc - j0);
+    DequantRows(p, o0 + j0, valid, pc, kc, rows_buf);
+    for (int64_t r = 0; r < valid; ++r) {
+      matmul_internal::Avx512RoundToBf16Pairs(rows_buf + r * kc, kc, pairs + r * kp);
+    }
+    if (valid < nr) std::memset(pairs + valid * kp, 0, sizeof(uint32_t) * (nr - valid) * kp);
+    p.ks->transpose(reinterpret_cast<const float*>(pairs), kp,
+                    reinterpret_cast<float*>(b + j0 * kp));
+  }
+}
+
+// Tokens [0, tokens_padded), features [pc, pc + kc) -> a[(panel)][k / 2][kBf16Mr] pairs,
+// zero-padded tokens.
+void PackActivationsBf16(const Problem& p, int64_t tokens_padded, int64_t pc, int64_t kc,
+                         uint32_t* a) {
+  constexpr int mr = matmul_internal::kBf16Mr;
+  const int64_t kp = kc / 2;
+  uint32_t row[kKc / 2];
+  for (int64_t i0 = 0; i0 < tokens_padded; i0 += mr) {
+    uint32_t* panel = a + i0 * kp;
+    for (int i = 0; i < mr; ++i) {
+      if (i0 + i < p.num_tokens) {
+        matmul_internal::Avx512RoundToBf16Pairs(p.x + (i0 + i) * p.x_stride + pc, kc, row);
+        for (int64_t k = 0; k < kp; ++k) panel[k * mr + i] = row[k];
+      } else {
+        for (int64_t k = 0; k < kp; ++k) panel[k * mr + i] = 0;
+      }
     }
   }
 }
@@ -387,8 +463,49 @@ void IntGemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t t
   }
 }
 
+// The float GEMM's loop nest (below) on bf16 pair panels.
+void Bf16GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) {
+  constexpr int mr = matmul_internal::kBf16Mr;
+  constexpr int nr = matmul_internal::kBf16Nr;
+  ThreadScratch& s = t_scratch;
+  auto* b = reinterpret_cast<uint32_t*>(s.b_pack.Get(static_cast<size_t>(kNc * kKc / 2)));
+  float* rows_buf = s.rows.Get(static_cast<size_t>(nr * kKc));
+  auto* pairs = reinterpret_cast<uint32_t*>(s.pairs.Get(static_cast<size_t>(nr * kKc / 2)));
+  float* tile = s.tile.Get(static_cast<size_t>(mr * nr));
+  for (int64_t pc = 0; pc < p.cols; pc += kKc) {
+    const int64_t kc = std::min(kKc, p.cols - pc);
+    const int64_t kp = kc / 2;
+    const bool accumulate = pc > 0;
+    PackWeightsBf16(p, o0, nc, pc, kc, b, rows_buf, pairs);
+    const uint32_t* a_slice = p.a_pairs + pc / 2 * p.tokens_padded;
+    for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+      const int64_t nvalid = std::min<int64_t>(nr, nc - j0);
+      const uint32_t* bp = b + j0 * kp;
+      for (int64_t i0 = tb; i0 < te; i0 += mr) {  // tb is a multiple of mr
+        const int64_t mvalid = std::min<int64_t>(mr, te - i0);
+        const uint32_t* ap = a_slice + i0 * kp;
+        float* c = p.y + i0 * p.y_stride + o0 + j0;
+        if (mvalid == mr && nvalid == nr) {
+          p.bf16_gemm(kp, ap, bp, c, p.y_stride, accumulate);
+          continue;
+        }
+        if (accumulate) {
+          for (int64_t i = 0; i < mvalid; ++i) {
+            std::memcpy(tile + i * nr, c + i * p.y_stride, sizeof(float) * nvalid);
+          }
+        }
+        p.bf16_gemm(kp, ap, bp, tile, nr, accumulate);
+        for (int64_t i = 0; i < mvalid; ++i) {
+          std::memcpy(c + i * p.y_stride, tile + i * nr, sizeof(float) * nvalid);
+        }
+      }
+    }
+  }
+}
+
 void GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) {
   if (p.iks != nullptr) return IntGemmTask(p, o0, nc, tb, te);
+  if (p.bf16_gemm != nullptr) return Bf16GemmTask(p, o0, nc, tb, te);
   const int mr = p.ks->mr;
   const int nr = p.ks->nr;
   const int64_t nc_padded = (nc + nr - 1) / nr * nr;
@@ -539,15 +656,15 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   s.p = &p;
   const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
   int64_t token_granule = p.ks->mr;
-  const bool use_il = w.interleaved != nullptr && matmul_internal::IsInterleavedKind(*kind) &&
-                      p.ks->isa == matmul_internal::Isa::kAvx512 && matmul_internal::UseIntGemv() &&
-                      matmul_internal::Avx512VnniIlDot(*kind) != nullptr;
-  if (use_il) {
+  const matmul_internal::IlDotFn il_dot = w.interleaved != nullptr && matmul_internal::UseIntGemv()
+                                              ? matmul_internal::IlDotFor(p.ks->isa, *kind)
+                                              : nullptr;
+  if (il_dot != nullptr) {
     p.il = w.interleaved;
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
     s.gemm = forced.has_value() ? *forced == matmul_internal::Path::kGemm
                                 : num_tokens >= kIlGemmMinTokens;
-    if (!s.gemm) p.il_dot = matmul_internal::Avx512VnniIlDot(*kind);
+    if (!s.gemm) p.il_dot = il_dot;
     token_granule = s.gemm ? p.iks->mr : kMaxDotTokens;
     QuantizeActs(&p, x, x_stride, num_tokens, pool, parallel, threads);
   } else if (num_tokens == 1 && matmul_internal::IsIntKind(*kind) &&
@@ -574,18 +691,32 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   } else {
     s.gemm =
         forced.has_value() ? *forced == matmul_internal::Path::kGemm : num_tokens >= kGemmMinTokens;
+    const matmul_internal::FloatIlDotFn fil =
+        w.interleaved != nullptr ? matmul_internal::FloatIlDotFor(p.ks->isa, *kind) : nullptr;
+    if (fil != nullptr) {  // both paths read the copy (the GEMM packs its panels from it)
+      p.il = w.interleaved;
+      if (!s.gemm) p.fil_dot = fil;
+    }
+    // The bf16 GEMM packs with the AVX-512 transposition (nr = kBf16Nr) and its own micro-tile.
+    if (s.gemm && (*kind == matmul_internal::kWF16 || *kind == matmul_internal::kWBF16) &&
+        w.cols % 2 == 0 && p.ks->isa == matmul_internal::Isa::kAvx512 &&
+        p.ks->nr == matmul_internal::kBf16Nr && matmul_internal::UseBf16Gemm()) {
+      p.bf16_gemm = matmul_internal::Avx512Bf16Gemm();
+      if (p.bf16_gemm != nullptr) token_granule = matmul_internal::kBf16Mr;
+    }
   }
   if (!s.gemm) {
     // A few tasks per worker so a descheduled thread does not stall the call; rows stay
     // contiguous within a task for the hardware prefetcher. Multiples of 4 rows (the GEMV's
     // row group), 16 on the interleaved layout.
     const int64_t target_tasks = workers == 1 ? 1 : workers * 4;
-    const int64_t granule = p.il_dot != nullptr ? matmul_internal::kIlRows : 4;
+    const int64_t granule =
+        p.il_dot != nullptr || p.fil_dot != nullptr ? matmul_internal::kIlRows : 4;
     s.rows_per_task = std::max<int64_t>(granule, (w.rows + target_tasks - 1) / target_tasks);
     s.rows_per_task = (s.rows_per_task + granule - 1) / granule * granule;
     s.num_tasks = (w.rows + s.rows_per_task - 1) / s.rows_per_task;
   } else {
-    s.rows_per_chunk = p.iks != nullptr ? kNc : kNc / p.ks->nr * p.ks->nr;
+    s.rows_per_chunk = p.iks != nullptr || p.bf16_gemm != nullptr ? kNc : kNc / p.ks->nr * p.ks->nr;
     if (p.iks != nullptr && parallel && num_tokens <= 64) {
       // Batched decode: a few tokens, so one task per row chunk and no token split. Chunks of
       // kNc rows left a 576-row matrix as 4.5 tasks for 2 workers (one idles a third of the
@@ -605,10 +736,33 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.tokens_per_task = ((num_tokens + token_chunks - 1) / token_chunks + mr - 1) / mr * mr;
     s.num_tasks = s.row_chunks * ((num_tokens + s.tokens_per_task - 1) / s.tokens_per_task);
   }
+  if (p.bf16_gemm != nullptr) {  // every token's activations as bf16 pairs, once per call
+    const int64_t mr = matmul_internal::kBf16Mr;
+    const int64_t padded = (num_tokens + mr - 1) / mr * mr;
+    auto* packed = reinterpret_cast<uint32_t*>(
+        t_act_pack.Get(static_cast<size_t>(padded * ((w.cols + 1) / 2))));
+    const int64_t slices = (w.cols + kKc - 1) / kKc;
+    auto pack_slice = [&p, packed, padded](int64_t i) {
+      const int64_t pc = i * kKc;
+      PackActivationsBf16(p, padded, pc, std::min(kKc, p.cols - pc), packed + pc / 2 * padded);
+    };
+    if (parallel && slices > 1) {
+      std::atomic<int64_t> next{0};
+      pool.RunOnAll([&](int) {
+        for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < slices;) {
+          pack_slice(i);
+        }
+      });
+    } else {
+      for (int64_t i = 0; i < slices; ++i) pack_slice(i);
+    }
+    p.a_pairs = packed;
+    p.tokens_padded = padded;
+  }
   // The float GEMM packs every token's activations once per call, shared by all tasks. Packing
   // per task repeated it for every kNc-row chunk: 26% of a 1-thread F16 pp512 on Zen 3 (perf),
   // more than the dequantization of the weights.
-  if (s.gemm && p.iks == nullptr && s.row_chunks > 1) {
+  if (s.gemm && p.iks == nullptr && p.bf16_gemm == nullptr && s.row_chunks > 1) {
     const int64_t mr = p.ks->mr;
     const int64_t padded = (num_tokens + mr - 1) / mr * mr;
     float* packed = t_act_pack.Get(static_cast<size_t>(padded * w.cols));
@@ -661,8 +815,13 @@ void PackIntPanels(const WeightMatrix& w, uint8_t* out, ThreadPool& pool) {
 
 size_t InterleavedBytes(const WeightMatrix& w) {
   const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
-  if (!kind.has_value() || matmul_internal::Avx512VnniIlDot(*kind) == nullptr ||
-      !matmul_internal::IsaAvailable(matmul_internal::Isa::kAvx512)) {
+  using matmul_internal::Isa;
+  using matmul_internal::IsaAvailable;
+  // The ISA MatMul picks on this CPU when nothing is forced.
+  const Isa best = IsaAvailable(Isa::kAvx512) ? Isa::kAvx512
+                   : IsaAvailable(Isa::kAvx2) ? Isa::kAvx2
+                                              : Isa::kScalar;
+  if (!kind.has_value() || !matmul_internal::HasIlLayout(best, *kind)) {
     return 0;
   }
   return matmul_internal::InterleavedBytes(*kind, w.rows, w.cols);

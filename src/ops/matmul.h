@@ -1,13 +1,16 @@
 // Matrix multiplication of activations by a weight matrix stored in any supported type:
 //   y[t, o] = sum_i x[t, i] * W[o, i]      (x: [num_tokens, in], W: [out, in], y: [num_tokens,
 //   out])
-// This is the operation of every linear layer (PyTorch's x @ W.T). Two numerics:
+// This is the operation of every linear layer (PyTorch's x @ W.T). Three numerics:
 //  - F32/F16/BF16 weights (and quantized weights with JISU_MATMUL=float): weights expanded to
 //    float in registers, float activations; equals the float computation on the dequantized
 //    weights up to summation order.
 //  - Q8_0/Q4_0/Q4_1 weights (default): activations quantized once per call to int8 blocks of
 //    32 (ops/act_quant.h) and integer block dot products (ops/matmul_int.h); differs from the
 //    float computation by the activation rounding, |err| <= sum_i |W[o, i]| * d_block(i) / 2.
+//  - F16/BF16 weights in prefill (GEMM) on CPUs with AVX512_BF16, opt-in with
+//    JISU_MATMUL=bf16: weights and activations rounded to bf16, exact products, fp32 sums;
+//    |err| <= 2^-7 * sum_i |W[o, i] x[i]| (ops/matmul_bf16.h).
 // Multithreaded over output rows (decode) or tiles (prefill) on the given pool; no heap
 // allocation per call beyond the pool's own reusable scratch.
 #pragma once
@@ -32,17 +35,19 @@ struct WeightMatrix {
   // null: on AVX2 it gained 3-10% for Q8_0 and nothing for Q4_0/Q4_1, whose panels are twice
   // the matrix's bytes (bench/results/2026-12-01-cpu-prepack.md).
   const uint8_t* int_panels = nullptr;
-  // Optional (Q4_0/Q4_1/Q8_0): the same weights repacked by InterleaveWeights into groups of 16
-  // rows (ops/matmul_interleaved.h). Where the CPU has the kernels that read it (AVX-512
-  // VNNI), every integer-path call reads it instead of `data`: up to 63 tokens
-  // through its own kernels, more tokens through GEMM panels packed from it. `data` stays
-  // valid and is read by the float path (JISU_MATMUL=float) and MatMulReference.
+  // Optional (Q4_0/Q4_1/Q8_0/F16/BF16): the same weights repacked by InterleaveWeights into
+  // groups of 16 rows (ops/matmul_interleaved.h). Where the CPU has the kernels that read it
+  // (AVX-512; VNNI for the integer types), every call of the kind's own path reads it instead
+  // of `data`: decode steps through its own kernels (integer types up to 63 tokens, F16/BF16
+  // up to 19), longer steps through GEMM panels packed from it. `data` stays valid and is read
+  // by the quantized types' float path (JISU_MATMUL=float) and MatMulReference.
   const uint8_t* interleaved = nullptr;
 };
 
-// Bytes InterleaveWeights writes for `w` on this CPU: the matrix's own size for Q4_0/Q4_1/Q8_0
-// (padded to whole groups of 16 rows) where MatMul would read the copy, else 0 (other types,
-// or no AVX-512 VNNI: nothing gains from the copy there).
+// Bytes InterleaveWeights writes for `w` on this CPU: the matrix's own size for
+// Q4_0/Q4_1/Q8_0/F16/BF16 (padded to whole groups of 16 rows; columns a multiple of 32) where
+// MatMul would read the copy, else 0 (other types, or no kernel for it on this CPU: nothing
+// gains from the copy there).
 size_t InterleavedBytes(const WeightMatrix& w);
 // Writes w's interleaved copy into `out` (InterleavedBytes(w) bytes, 64-byte aligned), split
 // over the pool.

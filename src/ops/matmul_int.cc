@@ -139,13 +139,15 @@ void ForceActPath(std::optional<ActPath> path) {
 }
 
 static int EnvMatmulMode() {
-  // JISU_MATMUL=float: float everywhere; =int: integer for decode too (for A/B measurements).
+  // JISU_MATMUL=float: float everywhere; =int: integer for decode too (for A/B measurements);
+  // =bf16: F16/BF16 prefill on bf16 dot products (UseBf16Gemm).
   static const int mode = [] {
     const char* v = std::getenv("JISU_MATMUL");
     if (v == nullptr) return 0;
     if (std::strcmp(v, "float") == 0) return 1;
     if (std::strcmp(v, "int") == 0) return 2;
     if (std::strcmp(v, "nogemv") == 0) return 3;
+    if (std::strcmp(v, "bf16") == 0) return 4;
     return 0;
   }();
   return mode;
@@ -156,6 +158,12 @@ bool UseIntGemv() {
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
   const int mode = EnvMatmulMode();
   return mode != 1 && mode != 3;
+}
+
+bool UseBf16Gemm() {
+  const int forced = g_forced_act_path.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
+  return EnvMatmulMode() == 4;
 }
 
 bool UseIntPath(int64_t num_tokens) {

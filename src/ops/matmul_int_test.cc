@@ -142,7 +142,7 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
   // packed from the GGUF rows; where the CPU reads it (AVX-512 VNNI), MatMul on it below.
   const std::optional<matmul_internal::WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
   std::vector<uint8_t> il;
-  if (matmul_internal::IsInterleavedKind(*kind)) {
+  if (matmul_internal::IsIlIntKind(*kind)) {
     il.resize(matmul_internal::InterleavedBytes(*kind, w.rows, w.cols) + 64);
     uint8_t* il_aligned =
         reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(il.data()) + 63) / 64 * 64);

@@ -1,7 +1,8 @@
-// Interleaved Q4_0 / Q4_1 / Q8_0 layout (matmul_interleaved.h): the repack, the portable decode dot
-// and the GEMM panel packer.
+// Interleaved layouts (matmul_interleaved.h): the repack, the portable decode dots and the integer
+// GEMM panel packer.
 #include "ops/matmul_interleaved.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/half.h"
@@ -20,6 +21,17 @@ void InterleaveGroups(WeightKind kind, const uint8_t* w, size_t row_bytes, int64
                       int64_t cols, int64_t g0, int64_t g1, uint8_t* out) {
   const int64_t blocks = cols / 32;
   const size_t rec = IlRecordBytes(kind);
+  if (IsIlFloatKind(kind)) {  // 2-byte values: a row piece is the row's 64 bytes at 64 * b
+    for (int64_t g = g0; g < g1; ++g) {
+      uint8_t* o = out + static_cast<size_t>(g * blocks) * rec;
+      std::memset(o, 0, static_cast<size_t>(blocks) * rec);
+      for (int r = 0; r < kIlRows && g * kIlRows + r < rows; ++r) {
+        const uint8_t* row = w + static_cast<size_t>(g * kIlRows + r) * row_bytes;
+        for (int64_t b = 0; b < blocks; ++b) std::memcpy(o + b * rec + 64 * r, row + 64 * b, 64);
+      }
+    }
+    return;
+  }
   const size_t bb = IntBlockBytes(kind);
   const size_t head = IlHeaderBytes(kind);
   const size_t qs = kind == kWQ4_1 ? 4 : 2;  // GGUF block: d (and Q4_1's m), then the values
@@ -42,6 +54,39 @@ void InterleaveGroups(WeightKind kind, const uint8_t* w, size_t row_bytes, int64
           }
         }
       }
+    }
+  }
+}
+
+IlDotFn IlDotFor(Isa isa, WeightKind kind) {
+  return isa == Isa::kAvx512 ? Avx512VnniIlDot(kind) : nullptr;
+}
+
+FloatIlDotFn FloatIlDotFor(Isa isa, WeightKind kind) {
+  if (isa == Isa::kAvx512) return Avx512FloatIlDot(kind);
+  return isa == Isa::kAvx2 ? Avx2FloatIlDot(kind) : nullptr;
+}
+
+bool HasIlLayout(Isa isa, WeightKind kind) {
+  return IlDotFor(isa, kind) != nullptr || FloatIlDotFor(isa, kind) != nullptr;
+}
+
+void FloatIlDotPortable(WeightKind kind, const uint8_t* il, int64_t rows, int64_t blocks,
+                        int64_t g0, int64_t g1, const float* x, int64_t x_stride, int num_tokens,
+                        float* y, int64_t y_stride) {
+  for (int64_t r = g0 * kIlRows; r < std::min(rows, g1 * kIlRows); ++r) {
+    for (int t = 0; t < num_tokens; ++t) {
+      const float* xt = x + t * x_stride;
+      float acc = 0.0f;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* piece = IlFloatPiece(il, blocks, r, b);
+        for (int i = 0; i < 32; ++i) {
+          uint16_t h;
+          std::memcpy(&h, piece + 2 * i, 2);
+          acc += (kind == kWF16 ? F16ToF32(h) : Bf16ToF32(h)) * xt[32 * b + i];
+        }
+      }
+      y[t * y_stride + r] = acc;
     }
   }
 }

@@ -1,6 +1,8 @@
-// Internal to src/ops: Q4_0 / Q4_1 / Q8_0 weights repacked at load time into groups of 16 rows, the
-// layout the AVX-512 VNNI decode kernels read (matmul.h: WeightMatrix::interleaved).
+// Internal to src/ops: weights repacked at load time into groups of 16 rows, the layouts the
+// AVX-512 decode kernels read (matmul.h: WeightMatrix::interleaved). Integer kinds (Q4_0 / Q4_1 /
+// Q8_0, read with VNNI on quantized activations) and float kinds (F16 / BF16) differ below.
 //
+// Integer kinds:
 // Per group g of 16 rows (rows 16g .. 16g + 15; a last partial group is padded with rows of
 // zero scale) and per 32-element block b, one record of the same size as 16 GGUF blocks:
 //   - 16 f16 scales, row r at bytes 2r (32 bytes); Q4_1 then its 16 f16 minimums (32 bytes);
@@ -19,6 +21,14 @@
 //
 // Prefill packs the integer GEMM's panels (matmul_int.h) from this layout, so a matrix
 // repacked this way is only read here (the GGUF rows stay for the float path and tests).
+//
+// Float kinds (F16 / BF16): per group and 32-column block, a record of 16 row pieces of 64
+// bytes (row r's 32 values at bytes 64r; padding rows zero), records in column order. The
+// one-row decode dot slowed with the row length on Zen 4 (2048 x C, one thread: 20.7 GB/s at
+// C = 2048, 10.2 at 8192): the float activation row left L1 beside the weight stream. Here a
+// block's 32 activations stay in two registers for 16 rows, so they are read once per 16 rows
+// (bench/probes/f16_interleave_probe.cc: 1.4-1.5x on 2048 x 5632, >= 1.0x on 2048 columns).
+// The float GEMM packs its panels from this layout too (a row piece is 32 contiguous values).
 #pragma once
 
 #include <cstddef>
@@ -30,11 +40,19 @@
 namespace jisu::matmul_internal {
 
 constexpr int kIlRows = 16;
-constexpr bool IsInterleavedKind(WeightKind k) { return k == kWQ4_0 || k == kWQ4_1 || k == kWQ8_0; }
-// Bytes of a record before its chunks (scales, Q4_1 minimums too).
+constexpr bool IsIlIntKind(WeightKind k) { return k == kWQ4_0 || k == kWQ4_1 || k == kWQ8_0; }
+constexpr bool IsIlFloatKind(WeightKind k) { return k == kWF16 || k == kWBF16; }
+constexpr bool IsInterleavedKind(WeightKind k) { return IsIlIntKind(k) || IsIlFloatKind(k); }
+// Integer kinds: bytes of a record before its chunks (scales, Q4_1 minimums too).
 constexpr size_t IlHeaderBytes(WeightKind k) { return k == kWQ4_1 ? 64 : 32; }
 constexpr int IlChunks(WeightKind k) { return k == kWQ8_0 ? 8 : 4; }
-constexpr size_t IlRecordBytes(WeightKind k) { return IlHeaderBytes(k) + 64 * IlChunks(k); }
+constexpr size_t IlRecordBytes(WeightKind k) {
+  return IsIlFloatKind(k) ? kIlRows * 64 : IlHeaderBytes(k) + 64 * IlChunks(k);
+}
+// Float kinds: the 32 values of row r, block b in the copy of a matrix with `blocks` blocks.
+inline const uint8_t* IlFloatPiece(const uint8_t* il, int64_t blocks, int64_t r, int64_t b) {
+  return il + static_cast<size_t>((r / kIlRows * blocks + b) * kIlRows + r % kIlRows) * 64;
+}
 
 // Bytes of the interleaved copy of a rows x cols matrix (0 for other kinds).
 size_t InterleavedBytes(WeightKind kind, int64_t rows, int64_t cols);
@@ -52,7 +70,29 @@ using IlDotFn = void (*)(const uint8_t* il, int64_t rows, int64_t g0, int64_t g1
                          int64_t y_stride);
 // The AVX-512 VNNI kernel, or nullptr (other kinds, not compiled in, not on this CPU).
 IlDotFn Avx512VnniIlDot(WeightKind kind);
-// The same arithmetic in portable code (tests compare the two; scalar fallback).
+// The kernel that goes with an ISA's float kernels on this CPU (AVX-512: the VNNI one), or
+// nullptr.
+IlDotFn IlDotFor(Isa isa, WeightKind kind);
+
+// Float kinds, decode: for rows [16 * g0, min(rows, 16 * g1)) and tokens 0 .. num_tokens - 1
+// (1 .. kMaxDotTokens) of x (cols = blocks * 32 floats a token, row stride x_stride):
+//   y[t * y_stride + r] = row r . x[t]
+// Bit-identical whatever num_tokens (one accumulator a row and token, one summation order).
+using FloatIlDotFn = void (*)(const uint8_t* il, int64_t rows, int64_t blocks, int64_t g0,
+                              int64_t g1, const float* x, int64_t x_stride, int num_tokens,
+                              float* y, int64_t y_stride);
+FloatIlDotFn Avx512FloatIlDot(WeightKind kind);
+FloatIlDotFn Avx2FloatIlDot(WeightKind kind);
+FloatIlDotFn FloatIlDotFor(Isa isa, WeightKind kind);
+void FloatIlDotPortable(WeightKind kind, const uint8_t* il, int64_t rows, int64_t blocks,
+                        int64_t g0, int64_t g1, const float* x, int64_t x_stride, int num_tokens,
+                        float* y, int64_t y_stride);
+
+// True where an ISA on this CPU has a kernel that reads `kind`'s interleaved copy; otherwise
+// nothing reads it and none is made. The one place that decides whether a kind has the layout
+// on this machine (MatMul, InterleavedBytes, kernel names).
+bool HasIlLayout(Isa isa, WeightKind kind);
+// The same arithmetic in portable code (tests compare the two; no machine decodes with it).
 void IlDotPortable(WeightKind kind, const uint8_t* il, int64_t rows, int64_t g0, int64_t g1,
                    const QuantizedActs& a, int64_t t0, int num_tokens, float* y, int64_t y_stride);
 

@@ -2,6 +2,7 @@
 
 #include <iterator>
 
+#include "ops/matmul_bf16.h"
 #include "ops/matmul_gemv.h"
 #include "ops/matmul_int.h"
 #include "ops/matmul_interleaved.h"
@@ -26,6 +27,16 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
     // Float activations, weights expanded to float in registers.
     MatMulKernelName n{t, isa + " dot " + t + " x f32",
                        isa + " gemm " + tile + " f32 (" + t + " dequantized into panels)"};
+    if (FloatIlDotFor(ks.isa, kind) != nullptr) {
+      n.decode = isa + " dot " + t + " x f32, 16-row interleaved (repacked at load)";
+      n.prefill = isa + " gemm " + tile + " f32 (" + t +
+                  " dequantized into panels from the interleaved copy)";
+    }
+    if ((kind == kWF16 || kind == kWBF16) && ks.isa == Isa::kAvx512 && ks.nr == kBf16Nr &&
+        UseBf16Gemm() && Avx512Bf16Gemm() != nullptr) {
+      n.prefill = "avx512_bf16 gemm " + std::to_string(kBf16Mr) + "x" + std::to_string(kBf16Nr) +
+                  " " + t + " x bf16 (both rounded to bf16 in panels)";
+    }
     // Integer path: activations quantized to int8 blocks of 32 once per matmul.
     const std::string int_dot = std::string(iks.name) + " dot " + t + " x q8";
     if (IsIntKind(kind) && iks.dot[k] != nullptr) {
@@ -34,8 +45,7 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
       if (UseIntGemv() && GemvFor(ks.isa, kind, &gemv_name) != nullptr) {
         n.decode = std::string(gemv_name) + " " + t + " x q8 (one token)";
       }
-      const bool il = IsInterleavedKind(kind) && ks.isa == Isa::kAvx512 && UseIntGemv() &&
-                      Avx512VnniIlDot(kind) != nullptr;
+      const bool il = UseIntGemv() && IlDotFor(ks.isa, kind) != nullptr;
       if (il) n.decode = "avx512_vnni " + t + " x q8, 16-row interleaved (repacked at load)";
       if (il && iks.gemm[k] != nullptr) {
         n.prefill = std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "ops/matmul_int.h"
+#include "ops/matmul_interleaved.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
 
@@ -106,35 +108,95 @@ void CheckAgainstReference(const TestWeights& w, int64_t num_tokens, const std::
     }
   }
 
+  // F16 / BF16: the 16-row interleaved copy (matmul_interleaved.h), built by the portable
+  // repack on every machine; its portable dot against the reference here, MatMul on it below
+  // where the CPU reads it.
+  const auto kind = matmul_internal::WeightKindOf(w.dtype);
+  std::vector<uint8_t> il_store;
+  const uint8_t* il = nullptr;
+  if (kind.has_value() && matmul_internal::IsIlFloatKind(*kind) &&
+      matmul_internal::InterleavedBytes(*kind, w.rows, w.cols) > 0) {
+    il_store.resize(matmul_internal::InterleavedBytes(*kind, w.rows, w.cols) + 64);
+    auto* aligned =
+        reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(il_store.data()) + 63) / 64 * 64);
+    const int64_t groups = (w.rows + 15) / 16;
+    matmul_internal::InterleaveGroups(*kind, w.bytes.data(), w.View().row_bytes, w.rows, w.cols, 0,
+                                      groups, aligned);
+    il = aligned;
+    std::vector<float> y(static_cast<size_t>(num_tokens * y_stride), -12345.0f);
+    for (int64_t t = 0; t < num_tokens; t += matmul_internal::kMaxDotTokens) {
+      const int nt =
+          static_cast<int>(std::min<int64_t>(matmul_internal::kMaxDotTokens, num_tokens - t));
+      matmul_internal::FloatIlDotPortable(*kind, il, w.rows, w.cols / 32, 0, groups,
+                                          x.data() + t * x_stride, x_stride, nt,
+                                          y.data() + t * y_stride, y_stride);
+    }
+    for (int64_t t = 0; t < num_tokens; ++t) {
+      for (int64_t o = 0; o < w.rows; ++o) {
+        ASSERT_LE(std::fabs(y[t * y_stride + o] - ref[t * w.rows + o]),
+                  kRelTol * scale[t * w.rows + o] + 1e-30)
+            << what << " interleaved portable dot, token " << t << " row " << o;
+      }
+      for (int64_t o = w.rows; o < y_stride; ++o) ASSERT_EQ(y[t * y_stride + o], -12345.0f);
+    }
+  }
+  WeightMatrix interleaved_view = w.View();
+  if (il != nullptr && InterleavedBytes(w.View()) > 0) interleaved_view.interleaved = il;
+  const WeightMatrix& interleaved = interleaved_view;
+
   std::vector<Isa> isas;
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (IsaAvailable(isa)) isas.push_back(isa);
   }
   static ThreadPool pool1(1), pool2(2), pool3(3);
-  for (Isa isa : isas) {
-    ForceIsa(isa);
-    for (ThreadPool* pool : {&pool1, &pool2, &pool3}) {
-      for (std::optional<Path> path : {std::optional<Path>(), std::optional<Path>(Path::kDot),
-                                       std::optional<Path>(Path::kGemm)}) {
-        ForcePath(path);
-        const std::string where = what + " isa=" + IsaName(isa) +
-                                  " threads=" + std::to_string(pool->num_threads()) + " path=" +
-                                  (!path                 ? "auto"
-                                   : *path == Path::kDot ? "dot"
-                                                         : "gemm");
-        std::vector<float> y(static_cast<size_t>(num_tokens * y_stride), -12345.0f);
-        MatMul(w.View(), x.data(), x_stride, num_tokens, y.data(), y_stride, *pool);
-        for (int64_t t = 0; t < num_tokens; ++t) {
-          for (int64_t o = 0; o < w.rows; ++o) {
-            const double err = std::fabs(y[t * y_stride + o] - ref[t * w.rows + o]);
-            const double tol = kRelTol * scale[t * w.rows + o] + 1e-30;
-            ASSERT_LE(err, tol) << where << " token " << t << " row " << o << ": got "
-                                << y[t * y_stride + o] << " want " << ref[t * w.rows + o];
-            *worst_ratio = std::max(*worst_ratio, err / tol);
+  const WeightMatrix plain = w.View();
+  for (const WeightMatrix* view : {&plain, &interleaved}) {
+    if (view == &interleaved && interleaved.interleaved == nullptr) continue;
+    const std::string copy = view == &interleaved ? " interleaved" : "";
+    for (Isa isa : isas) {
+      ForceIsa(isa);
+      for (ThreadPool* pool : {&pool1, &pool2, &pool3}) {
+        for (std::optional<Path> path : {std::optional<Path>(), std::optional<Path>(Path::kDot),
+                                         std::optional<Path>(Path::kGemm)}) {
+          ForcePath(path);
+          const std::string where = what + copy + " isa=" + IsaName(isa) +
+                                    " threads=" + std::to_string(pool->num_threads()) + " path=" +
+                                    (!path                 ? "auto"
+                                     : *path == Path::kDot ? "dot"
+                                                           : "gemm");
+          std::vector<float> y(static_cast<size_t>(num_tokens * y_stride), -12345.0f);
+          MatMul(*view, x.data(), x_stride, num_tokens, y.data(), y_stride, *pool);
+          for (int64_t t = 0; t < num_tokens; ++t) {
+            for (int64_t o = 0; o < w.rows; ++o) {
+              const double err = std::fabs(y[t * y_stride + o] - ref[t * w.rows + o]);
+              const double tol = kRelTol * scale[t * w.rows + o] + 1e-30;
+              ASSERT_LE(err, tol) << where << " token " << t << " row " << o << ": got "
+                                  << y[t * y_stride + o] << " want " << ref[t * w.rows + o];
+              *worst_ratio = std::max(*worst_ratio, err / tol);
+            }
+            // Padding between rows of y is untouched.
+            for (int64_t o = w.rows; o < y_stride; ++o) {
+              ASSERT_EQ(y[t * y_stride + o], -12345.0f) << where << " wrote past row end";
+            }
           }
-          // Padding between rows of y is untouched.
-          for (int64_t o = w.rows; o < y_stride; ++o) {
-            ASSERT_EQ(y[t * y_stride + o], -12345.0f) << where << " wrote past row end";
+          if (view != &interleaved) continue;
+          // The GEMM's panels packed from the copy hold the same floats in the same order as
+          // those packed from the rows: bit-identical results.
+          if (path == Path::kGemm) {
+            std::vector<float> y_rows(y.size(), -12345.0f);
+            MatMul(plain, x.data(), x_stride, num_tokens, y_rows.data(), y_stride, *pool);
+            ASSERT_EQ(0, std::memcmp(y.data(), y_rows.data(), y.size() * sizeof(float)))
+                << where << ": GEMM on the copy differs from GEMM on the rows";
+          }
+          // Decode on the copy does not depend on how tokens are batched.
+          if (path == Path::kDot && num_tokens > 1) {
+            std::vector<float> y1(static_cast<size_t>(y_stride), -12345.0f);
+            for (int64_t t = 0; t < num_tokens; ++t) {
+              MatMul(*view, x.data() + t * x_stride, x_stride, 1, y1.data(), y_stride, *pool);
+              ASSERT_EQ(0, std::memcmp(y1.data(), y.data() + t * y_stride,
+                                       static_cast<size_t>(w.rows) * sizeof(float)))
+                  << where << ": token " << t << " alone differs from the batch";
+            }
           }
         }
       }
@@ -169,8 +231,10 @@ void RunType(DType dtype, const std::vector<Shape>& shapes) {
 const std::vector<Shape> kBlockShapes = {{1, 32}, {7, 96}, {45, 4096}, {131, 288}, {33, 544}};
 // Float types take any column count. 260 x 300: three row chunks and two slices, so batched
 // decode (17, 64 tokens) runs on activations packed once per call and shared by the tasks.
-const std::vector<Shape> kFloatShapes = {{1, 32},    {3, 1},    {7, 13},  {45, 4096},
-                                         {131, 300}, {33, 544}, {20, 47}, {260, 300}};
+// Columns in multiples of 32 also get F16/BF16's interleaved copy: 17 x 96 (a partial second
+// group of 16 rows), 260 x 320 (GEMM over three row chunks and a partial second slice).
+const std::vector<Shape> kFloatShapes = {{1, 32},   {3, 1},   {7, 13},    {45, 4096}, {131, 300},
+                                         {33, 544}, {20, 47}, {260, 300}, {17, 96},   {260, 320}};
 
 TEST_F(MatMulTest, F32) { RunType(DType::kF32, kFloatShapes); }
 TEST_F(MatMulTest, F16) { RunType(DType::kF16, kFloatShapes); }
