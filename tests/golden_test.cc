@@ -214,9 +214,9 @@ TEST_P(GoldenTest, PerplexityMatchesTransformers) {
 // q5_k 1.24 and +0.25%, q6_k 0.72 and -0.17%. With int8 activations (2026-12-01): tiny-llama
 // q8_0 0.38 and ppl 7.70043 (+0.002%), q4_0 2.99 and 8.04422 (+4.5%); SmolLM2 Q4_1 0.93 and
 // 13.52430 (+0.21%) — greedy tokens may then differ from transformers at near ties. The same
-// forced switch gives F16/BF16 prefill bf16 dot products (opt-in JISU_MATMUL=bf16 otherwise)
-// where the CPU has AVX512_BF16 (2026-12-02,
-// Zen 4): tiny-llama as bf16 and as f16 max|dlogit| 0.052, ppl 7.70085 / 7.70087 (+0.007%).
+// forced switch gives F16/BF16 weights bf16 numerics (ops/matmul_bf16.h; the default where the
+// CPU has AVX512_BF16, decode and prefill alike; 2026-12-03, Zen 4): tiny-llama as bf16 and as
+// f16 max|dlogit| 0.058, ppl 7.70085 / 7.70087 (+0.007%).
 // F16 KV cache, float activations (2026-12-01): tiny-llama max|dlogit| 0.0066 and ppl
 // 7.70043 (+0.002%), SmolLM2 Q4_1 0.013 and 13.49572 (-0.002%); greedy and chat tokens
 // still match transformers.
@@ -235,7 +235,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{"tiny-llama", "q8_0", false, 0.5, 0.01, true},
                       Variant{"tiny-llama", "q4_0", false, 5.0, 0.10, true},
                       Variant{"smollm2", "", false, 1.5, 0.01, true},
-                      // bf16 dot products for F16/BF16 prefill (where the CPU has them).
+                      // bf16 numerics for F16/BF16 (where the CPU has them).
                       Variant{"tiny-llama", "bf16", false, 0.2, 0.001, true},
                       Variant{"tiny-llama", "f16", false, 0.2, 0.001, true},
                       // F16 KV cache (the serving default).

@@ -164,6 +164,7 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
           WeightMatrix w = copy_at(copy);
           w.int_panels = panels.At(copy);
           w.interleaved = il.At(copy);
+          w.interleaved_bf16 = w.interleaved != nullptr && InterleavesToBf16(w);
           const double c0 = ThreadCpuMicros();
           const auto t0 = std::chrono::steady_clock::now();
           MatMul(w, x.data(), f.cols, f.tokens, y.data(), f.rows, pool);

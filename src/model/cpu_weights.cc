@@ -62,6 +62,7 @@ CpuWeights::CpuWeights(const ModelWeights& weights, ThreadPool& pool,
   for (WeightMatrix* m : mats) {
     const size_t n = InterleavedBytes(*m);
     if (n == 0) continue;
+    m->interleaved_bf16 = InterleavesToBf16(*m);
     InterleaveWeights(*m, next, pool);
     m->interleaved = next;
     ReleasePages(m->data, m->row_bytes * static_cast<uint64_t>(m->rows));

@@ -204,7 +204,6 @@ struct ThreadScratch {
   ScratchBuffer rows;      // nr x kKc dequantized weight rows before transposition
   ScratchBuffer tile;      // mr x nr output tile for partial edges
   ScratchBuffer int_pack;  // integer path: kNc rows x kIntKcBlocks blocks of weight panels
-  ScratchBuffer pairs;     // bf16 path: nr rows x kKc / 2 bf16 pairs before transposition
 };
 // Quantized activations of the current call, owned by the calling thread (read by all).
 thread_local ActQuantBuffer t_act_quant;
@@ -240,10 +239,12 @@ struct Problem {
   const uint8_t* il = nullptr;
   matmul_internal::IlDotFn il_dot = nullptr;
   matmul_internal::FloatIlDotFn fil_dot = nullptr;  // float kinds' decode on `il`
-  // F16/BF16 prefill on bf16 dot products (matmul_bf16.h): the kernel, and every token's
-  // activations packed once per call as bf16 pairs (slice at pc: a_pairs + pc / 2 *
-  // tokens_padded, token panel at + t * kc / 2).
+  // F16/BF16 in bf16 numerics (matmul_bf16.h) on `il`'s pairs. Prefill: the GEMM, every
+  // token's activations packed once per call as pairs (slice at pc: a_pairs + pc / 2 *
+  // tokens_padded, token panel at + t * kc / 2). Decode: the dot, on the tokens' activations
+  // as pairs (token t at a_pairs + t * cols / 2).
   matmul_internal::Bf16GemmFn bf16_gemm = nullptr;
+  matmul_internal::Bf16IlDotFn bf16_dot = nullptr;
   const uint32_t* a_pairs = nullptr;
 };
 
@@ -294,9 +295,19 @@ void FloatIlDotTask(const Problem& p, int64_t r0, int64_t r1) {
   });
 }
 
+// bf16 numerics: tokens as pairs.
+void Bf16IlDotTask(const Problem& p, int64_t r0, int64_t r1) {
+  const int64_t pairs = p.cols / 2;
+  ForIlPasses(p, r0, r1, [&p, pairs](int64_t g, int64_t g_end, int64_t t, int nt) {
+    p.bf16_dot(reinterpret_cast<const uint32_t*>(p.il), p.rows, pairs, g, g_end,
+               p.a_pairs + t * pairs, pairs, nt, p.y + t * p.y_stride, p.y_stride);
+  });
+}
+
 void DotTask(const Problem& p, int64_t r0, int64_t r1) {
   if (p.il_dot != nullptr) return IlDotTask(p, r0, r1);
   if (p.fil_dot != nullptr) return FloatIlDotTask(p, r0, r1);
+  if (p.bf16_dot != nullptr) return Bf16IlDotTask(p, r0, r1);
   if (p.gemv != nullptr) {
     return p.gemv(p.w + static_cast<size_t>(r0) * p.row_bytes, p.row_bytes, r1 - r0, p.gacts,
                   p.y + r0);
@@ -360,24 +371,6 @@ void PackWeights(const Problem& p, int64_t o0, int64_t nc, int64_t pc, int64_t k
       for (; r < valid; ++r) dst[r] = rows_buf[r * kc + k];
       for (; r < nr; ++r) dst[r] = 0.0f;
     }
-  }
-}
-
-// The bf16 path's weight panels: b[(panel)][k / 2][kBf16Nr] pairs, zero-padded rows. The
-// transposition moves 32-bit words, so the float kernel set's (AVX-512, nr = kBf16Nr) serves.
-void PackWeightsBf16(const Problem& p, int64_t o0, int64_t nc, int64_t pc, int64_t kc, uint32_t* b,
-                     float* rows_buf, uint32_t* pairs) {
-  constexpr int nr = matmul_internal::kBf16Nr;
-  const int64_t kp = kc / 2;
-  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
-    const int64_t valid = std::min<int64_t>(nr, nc - j0);
-    DequantRows(p, o0 + j0, valid, pc, kc, rows_buf);
-    for (int64_t r = 0; r < valid; ++r) {
-      matmul_internal::Avx512RoundToBf16Pairs(rows_buf + r * kc, kc, pairs + r * kp);
-    }
-    if (valid < nr) std::memset(pairs + valid * kp, 0, sizeof(uint32_t) * (nr - valid) * kp);
-    p.ks->transpose(reinterpret_cast<const float*>(pairs), kp,
-                    reinterpret_cast<float*>(b + j0 * kp));
   }
 }
 
@@ -463,30 +456,34 @@ void IntGemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t t
   }
 }
 
-// The float GEMM's loop nest (below) on bf16 pair panels.
+// The float GEMM's loop nest (below) on the copy's bf16 pairs, read in place: the 32-row panel
+// of rows [o0 + j0, + 32) is groups (o0 + j0) / 16 and the next one, kp * 64 bytes of each per
+// slice, which stay in L1 while the token panels stream past.
 void Bf16GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) {
   constexpr int mr = matmul_internal::kBf16Mr;
   constexpr int nr = matmul_internal::kBf16Nr;
-  ThreadScratch& s = t_scratch;
-  auto* b = reinterpret_cast<uint32_t*>(s.b_pack.Get(static_cast<size_t>(kNc * kKc / 2)));
-  float* rows_buf = s.rows.Get(static_cast<size_t>(nr * kKc));
-  auto* pairs = reinterpret_cast<uint32_t*>(s.pairs.Get(static_cast<size_t>(nr * kKc / 2)));
-  float* tile = s.tile.Get(static_cast<size_t>(mr * nr));
+  constexpr int64_t g_rows = matmul_internal::kIlRows;
+  static_assert(kKc / 2 == matmul_internal::kBf16SlicePairs && kNc % nr == 0);
+  const int64_t pairs = p.cols / 2;
+  const auto* il = reinterpret_cast<const uint32_t*>(p.il);
+  const int64_t groups = (p.rows + g_rows - 1) / g_rows;
+  float* tile = t_scratch.tile.Get(static_cast<size_t>(mr * nr));
   for (int64_t pc = 0; pc < p.cols; pc += kKc) {
     const int64_t kc = std::min(kKc, p.cols - pc);
     const int64_t kp = kc / 2;
     const bool accumulate = pc > 0;
-    PackWeightsBf16(p, o0, nc, pc, kc, b, rows_buf, pairs);
     const uint32_t* a_slice = p.a_pairs + pc / 2 * p.tokens_padded;
     for (int64_t j0 = 0; j0 < nc; j0 += nr) {
       const int64_t nvalid = std::min<int64_t>(nr, nc - j0);
-      const uint32_t* bp = b + j0 * kp;
+      const int64_t g = (o0 + j0) / g_rows;
+      const uint32_t* b_lo = il + g * pairs * g_rows + pc / 2 * g_rows;
+      const uint32_t* b_hi = g + 1 < groups ? b_lo + pairs * g_rows : b_lo;
       for (int64_t i0 = tb; i0 < te; i0 += mr) {  // tb is a multiple of mr
         const int64_t mvalid = std::min<int64_t>(mr, te - i0);
         const uint32_t* ap = a_slice + i0 * kp;
         float* c = p.y + i0 * p.y_stride + o0 + j0;
         if (mvalid == mr && nvalid == nr) {
-          p.bf16_gemm(kp, ap, bp, c, p.y_stride, accumulate);
+          p.bf16_gemm(kp, ap, b_lo, b_hi, c, p.y_stride, accumulate);
           continue;
         }
         if (accumulate) {
@@ -494,7 +491,7 @@ void Bf16GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t 
             std::memcpy(tile + i * nr, c + i * p.y_stride, sizeof(float) * nvalid);
           }
         }
-        p.bf16_gemm(kp, ap, bp, tile, nr, accumulate);
+        p.bf16_gemm(kp, ap, b_lo, b_hi, tile, nr, accumulate);
         for (int64_t i = 0; i < mvalid; ++i) {
           std::memcpy(c + i * p.y_stride, tile + i * nr, sizeof(float) * nvalid);
         }
@@ -691,18 +688,34 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
   } else {
     s.gemm =
         forced.has_value() ? *forced == matmul_internal::Path::kGemm : num_tokens >= kGemmMinTokens;
-    const matmul_internal::FloatIlDotFn fil =
-        w.interleaved != nullptr ? matmul_internal::FloatIlDotFor(p.ks->isa, *kind) : nullptr;
-    if (fil != nullptr) {  // both paths read the copy (the GEMM packs its panels from it)
-      p.il = w.interleaved;
-      if (!s.gemm) p.fil_dot = fil;
-    }
-    // The bf16 GEMM packs with the AVX-512 transposition (nr = kBf16Nr) and its own micro-tile.
-    if (s.gemm && (*kind == matmul_internal::kWF16 || *kind == matmul_internal::kWBF16) &&
-        w.cols % 2 == 0 && p.ks->isa == matmul_internal::Isa::kAvx512 &&
-        p.ks->nr == matmul_internal::kBf16Nr && matmul_internal::UseBf16Gemm()) {
-      p.bf16_gemm = matmul_internal::Avx512Bf16Gemm();
-      if (p.bf16_gemm != nullptr) token_granule = matmul_internal::kBf16Mr;
+    if (w.interleaved != nullptr && w.interleaved_bf16) {
+      // bf16 pairs: read in bf16 numerics where they are on and this ISA has the kernels;
+      // otherwise the float kernels on the rows.
+      if (matmul_internal::IsIlFloatKind(*kind) && p.ks->isa == matmul_internal::Isa::kAvx512 &&
+          matmul_internal::UseBf16Numerics() && matmul_internal::Avx512Bf16Gemm() != nullptr) {
+        p.il = w.interleaved;
+        if (s.gemm) {
+          p.bf16_gemm = matmul_internal::Avx512Bf16Gemm();
+          token_granule = matmul_internal::kBf16Mr;
+        } else {
+          p.bf16_dot = matmul_internal::Avx512Bf16IlDot();
+          // Rounded exactly as the GEMM's packer rounds them (same function, whole 32-column
+          // pieces), so both paths see the same words.
+          const int64_t pairs = w.cols / 2;
+          auto* xp =
+              reinterpret_cast<uint32_t*>(t_act_pack.Get(static_cast<size_t>(num_tokens * pairs)));
+          for (int64_t t = 0; t < num_tokens; ++t) {
+            matmul_internal::Avx512RoundToBf16Pairs(x + t * x_stride, w.cols, xp + t * pairs);
+          }
+          p.a_pairs = xp;
+        }
+      }
+    } else if (w.interleaved != nullptr) {
+      const matmul_internal::FloatIlDotFn fil = matmul_internal::FloatIlDotFor(p.ks->isa, *kind);
+      if (fil != nullptr) {  // both paths read the copy (the GEMM packs its panels from it)
+        p.il = w.interleaved;
+        if (!s.gemm) p.fil_dot = fil;
+      }
     }
   }
   if (!s.gemm) {
@@ -710,8 +723,9 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     // contiguous within a task for the hardware prefetcher. Multiples of 4 rows (the GEMV's
     // row group), 16 on the interleaved layout.
     const int64_t target_tasks = workers == 1 ? 1 : workers * 4;
-    const int64_t granule =
-        p.il_dot != nullptr || p.fil_dot != nullptr ? matmul_internal::kIlRows : 4;
+    const int64_t granule = p.il_dot != nullptr || p.fil_dot != nullptr || p.bf16_dot != nullptr
+                                ? matmul_internal::kIlRows
+                                : 4;
     s.rows_per_task = std::max<int64_t>(granule, (w.rows + target_tasks - 1) / target_tasks);
     s.rows_per_task = (s.rows_per_task + granule - 1) / granule * granule;
     s.num_tasks = (w.rows + s.rows_per_task - 1) / s.rows_per_task;
@@ -827,13 +841,21 @@ size_t InterleavedBytes(const WeightMatrix& w) {
   return matmul_internal::InterleavedBytes(*kind, w.rows, w.cols);
 }
 
+bool InterleavesToBf16(const WeightMatrix& w) {
+  const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
+  return kind.has_value() && matmul_internal::IsIlFloatKind(*kind) && InterleavedBytes(w) > 0 &&
+         matmul_internal::IsaAvailable(matmul_internal::Isa::kAvx512) &&
+         matmul_internal::Avx512Bf16Gemm() != nullptr && matmul_internal::UseBf16Numerics();
+}
+
 void InterleaveWeights(const WeightMatrix& w, uint8_t* out, ThreadPool& pool) {
   const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
   if (!kind.has_value() || matmul_internal::InterleavedBytes(*kind, w.rows, w.cols) == 0) return;
+  const bool bf16_pairs = InterleavesToBf16(w);
   const int64_t groups = (w.rows + matmul_internal::kIlRows - 1) / matmul_internal::kIlRows;
   pool.ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
     matmul_internal::InterleaveGroups(*kind, static_cast<const uint8_t*>(w.data), w.row_bytes,
-                                      w.rows, w.cols, begin, end, out);
+                                      w.rows, w.cols, begin, end, out, bf16_pairs);
   });
 }
 

@@ -8,9 +8,10 @@
 //  - Q8_0/Q4_0/Q4_1 weights (default): activations quantized once per call to int8 blocks of
 //    32 (ops/act_quant.h) and integer block dot products (ops/matmul_int.h); differs from the
 //    float computation by the activation rounding, |err| <= sum_i |W[o, i]| * d_block(i) / 2.
-//  - F16/BF16 weights in prefill (GEMM) on CPUs with AVX512_BF16, opt-in with
-//    JISU_MATMUL=bf16: weights and activations rounded to bf16, exact products, fp32 sums;
-//    |err| <= 2^-7 * sum_i |W[o, i] x[i]| (ops/matmul_bf16.h).
+//  - F16/BF16 weights with their interleaved copy on CPUs with AVX512_BF16 (default; off with
+//    JISU_MATMUL=float): weights and activations rounded to bf16, exact products, fp32 sums;
+//    |err| <= 2^-7 * sum_i |W[o, i] x[i]|; a token's outputs do not depend on the step's
+//    token count (ops/matmul_bf16.h).
 // Multithreaded over output rows (decode) or tiles (prefill) on the given pool; no heap
 // allocation per call beyond the pool's own reusable scratch.
 #pragma once
@@ -42,6 +43,9 @@ struct WeightMatrix {
   // up to 19), longer steps through GEMM panels packed from it. `data` stays valid and is read
   // by the quantized types' float path (JISU_MATMUL=float) and MatMulReference.
   const uint8_t* interleaved = nullptr;
+  // F16/BF16: `interleaved` holds bf16 pairs (InterleavesToBf16 when the copy was made), read
+  // in bf16 numerics; where those are off (or no kernel reads them), MatMul reads `data`.
+  bool interleaved_bf16 = false;
 };
 
 // Bytes InterleaveWeights writes for `w` on this CPU: the matrix's own size for
@@ -50,8 +54,11 @@ struct WeightMatrix {
 // gains from the copy there).
 size_t InterleavedBytes(const WeightMatrix& w);
 // Writes w's interleaved copy into `out` (InterleavedBytes(w) bytes, 64-byte aligned), split
-// over the pool.
+// over the pool; for F16/BF16 in the bf16-pair layout where InterleavesToBf16(w).
 void InterleaveWeights(const WeightMatrix& w, uint8_t* out, ThreadPool& pool);
+// True where InterleaveWeights writes w as bf16 pairs: F16/BF16 on a CPU with AVX512_BF16 while
+// bf16 numerics are on. Whoever sets w.interleaved sets w.interleaved_bf16 from this.
+bool InterleavesToBf16(const WeightMatrix& w);
 
 // Bytes PackIntPanels writes for `w`: 1280 per 32 rows x 32 columns (2x a Q4_0/Q4_1 matrix,
 // 1.18x a Q8_0 one); 0 when w's type has no packed integer GEMM.

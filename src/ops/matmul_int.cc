@@ -8,6 +8,7 @@
 
 #include "core/half.h"
 #include "ops/cpu_features.h"
+#include "ops/matmul_bf16.h"
 #include "ops/quant_k.h"
 
 namespace jisu::matmul_internal {
@@ -140,7 +141,7 @@ void ForceActPath(std::optional<ActPath> path) {
 
 static int EnvMatmulMode() {
   // JISU_MATMUL=float: float everywhere; =int: integer for decode too (for A/B measurements);
-  // =bf16: F16/BF16 prefill on bf16 dot products (UseBf16Gemm).
+  // =bf16: accepted, the default now (F16/BF16 weights in bf16 numerics: UseBf16Numerics).
   static const int mode = [] {
     const char* v = std::getenv("JISU_MATMUL");
     if (v == nullptr) return 0;
@@ -160,10 +161,10 @@ bool UseIntGemv() {
   return mode != 1 && mode != 3;
 }
 
-bool UseBf16Gemm() {
+bool UseBf16Numerics() {
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
-  return EnvMatmulMode() == 4;
+  return EnvMatmulMode() != 1;
 }
 
 bool UseIntPath(int64_t num_tokens) {

@@ -164,12 +164,5 @@ bool UseIntKQuantPath(WeightKind kind);
 // (measured faster on the TinyLlama-1.1B shape, bench/results/2026-12-01-cpu-decode.md); off
 // under ForceActPath(kFloat), JISU_MATMUL=float or JISU_MATMUL=nogemv (the old dot kernels).
 bool UseIntGemv();
-// F16/BF16 prefill on bf16 dot products (matmul_bf16.h) where the CPU has them: opt-in with
-// JISU_MATMUL=bf16 (tests: ForceActPath(kInt8)). Not the default: decode steps of 1-19 tokens
-// keep the float kernels, so a step's numerics would depend on how many tokens share it, and
-// concurrent greedy requests stopped matching sequential ones (tests/server
-// test_concurrent_equals_sequential on the BF16 tiny-llama). Default-on needs the decode
-// kernels on the same bf16-rounded operands first.
-bool UseBf16Gemm();
 
 }  // namespace jisu::matmul_internal

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/half.h"
+#include "ops/matmul_bf16.h"
 #include "ops/matmul_int.h"
 #include "ops/quant.h"
 
@@ -17,10 +19,43 @@ size_t InterleavedBytes(WeightKind kind, int64_t rows, int64_t cols) {
   return static_cast<size_t>(groups * (cols / 32)) * IlRecordBytes(kind);
 }
 
+namespace {
+
+// Float kinds' bf16-pair layout (matmul_interleaved.h); F16 rounded to nearest even.
+void InterleaveBf16Pairs(WeightKind kind, const uint8_t* w, size_t row_bytes, int64_t rows,
+                         int64_t cols, int64_t g0, int64_t g1, uint8_t* out) {
+  const int64_t pairs = cols / 2;
+  std::vector<float> row_f32(static_cast<size_t>(cols));
+  std::vector<uint32_t> row_pairs(static_cast<size_t>(pairs));
+  for (int64_t g = g0; g < g1; ++g) {
+    auto* o = reinterpret_cast<uint32_t*>(out) + g * pairs * kIlRows;
+    std::memset(o, 0, static_cast<size_t>(pairs) * kIlRows * 4);
+    for (int r = 0; r < kIlRows && g * kIlRows + r < rows; ++r) {
+      const uint8_t* row = w + static_cast<size_t>(g * kIlRows + r) * row_bytes;
+      if (kind == kWBF16) {
+        std::memcpy(row_pairs.data(), row, static_cast<size_t>(pairs) * 4);  // already bf16
+      } else {
+        for (int64_t i = 0; i < cols; ++i) {
+          uint16_t h;
+          std::memcpy(&h, row + 2 * i, 2);
+          row_f32[i] = F16ToF32(h);
+        }
+        RoundToBf16Pairs(row_f32.data(), cols, row_pairs.data());
+      }
+      for (int64_t p = 0; p < pairs; ++p) o[p * kIlRows + r] = row_pairs[p];
+    }
+  }
+}
+
+}  // namespace
+
 void InterleaveGroups(WeightKind kind, const uint8_t* w, size_t row_bytes, int64_t rows,
-                      int64_t cols, int64_t g0, int64_t g1, uint8_t* out) {
+                      int64_t cols, int64_t g0, int64_t g1, uint8_t* out, bool bf16_pairs) {
   const int64_t blocks = cols / 32;
   const size_t rec = IlRecordBytes(kind);
+  if (IsIlFloatKind(kind) && bf16_pairs) {
+    return InterleaveBf16Pairs(kind, w, row_bytes, rows, cols, g0, g1, out);
+  }
   if (IsIlFloatKind(kind)) {  // 2-byte values: a row piece is the row's 64 bytes at 64 * b
     for (int64_t g = g0; g < g1; ++g) {
       uint8_t* o = out + static_cast<size_t>(g * blocks) * rec;

@@ -29,6 +29,13 @@
 // block's 32 activations stay in two registers for 16 rows, so they are read once per 16 rows
 // (bench/probes/f16_interleave_probe.cc: 1.4-1.5x on 2048 x 5632, >= 1.0x on 2048 columns).
 // The float GEMM packs its panels from this layout too (a row piece is 32 contiguous values).
+//
+// Float kinds in bf16 numerics (matmul_bf16.h, where UseBf16Numerics() holds at load): per
+// group, [column pair p][16 rows] 32-bit words, row r's columns 2p and 2p + 1 rounded to bf16
+// (low half, high half); padding rows zero. The same bytes per group as the halves layout. One
+// 64-byte load is an operand of vdpbf16ps for 16 rows, whose lanes are the rows: the decode dot
+// needs no reduction across lanes, and the bf16 GEMM reads two groups as its 32-row panel in
+// place (no packing).
 #pragma once
 
 #include <cstddef>
@@ -57,9 +64,10 @@ inline const uint8_t* IlFloatPiece(const uint8_t* il, int64_t blocks, int64_t r,
 // Bytes of the interleaved copy of a rows x cols matrix (0 for other kinds).
 size_t InterleavedBytes(WeightKind kind, int64_t rows, int64_t cols);
 // Groups [g0, g1) of the matrix (row r at w + r * row_bytes, `rows` rows, cols / 32 blocks)
-// into out (the whole copy; group g at out + g * blocks * IlRecordBytes(kind)).
+// into out (the whole copy; group g at out + g * blocks * IlRecordBytes(kind)); float kinds in
+// the bf16-pair layout when bf16_pairs.
 void InterleaveGroups(WeightKind kind, const uint8_t* w, size_t row_bytes, int64_t rows,
-                      int64_t cols, int64_t g0, int64_t g1, uint8_t* out);
+                      int64_t cols, int64_t g0, int64_t g1, uint8_t* out, bool bf16_pairs = false);
 
 // Decode: for rows [16 * g0, min(rows, 16 * g1)) and tokens t0 .. t0 + num_tokens - 1
 // (num_tokens 1 .. kMaxDotTokens) of a:

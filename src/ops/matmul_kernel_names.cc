@@ -32,10 +32,13 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
       n.prefill = isa + " gemm " + tile + " f32 (" + t +
                   " dequantized into panels from the interleaved copy)";
     }
-    if ((kind == kWF16 || kind == kWBF16) && ks.isa == Isa::kAvx512 && ks.nr == kBf16Nr &&
-        UseBf16Gemm() && Avx512Bf16Gemm() != nullptr) {
+    if (IsIlFloatKind(kind) && ks.isa == Isa::kAvx512 && UseBf16Numerics() &&
+        Avx512Bf16Gemm() != nullptr) {
+      const std::string pairs = kind == kWF16 ? "bf16 pairs repacked at load, f16 rounded)"
+                                              : "bf16 pairs repacked at load)";
+      n.decode = "avx512_bf16 dot " + t + " x bf16, 16-row groups (" + pairs;
       n.prefill = "avx512_bf16 gemm " + std::to_string(kBf16Mr) + "x" + std::to_string(kBf16Nr) +
-                  " " + t + " x bf16 (both rounded to bf16 in panels)";
+                  " " + t + " x bf16 (" + pairs;
     }
     // Integer path: activations quantized to int8 blocks of 32 once per matmul.
     const std::string int_dot = std::string(iks.name) + " dot " + t + " x q8";
