@@ -616,6 +616,21 @@ void QuantizeActs(Problem* p, const float* x, int64_t x_stride, int64_t num_toke
   }
 }
 
+// pack(pc) for every kKc-deep slice [pc, pc + kKc) of `cols` features, slices shared out over
+// the pool when parallel (the activation packers: once per call, for every task).
+template <typename Pack>
+void ForEachSlice(int64_t cols, ThreadPool& pool, bool parallel, Pack pack) {
+  const int64_t slices = (cols + kKc - 1) / kKc;
+  if (!parallel || slices == 1) {
+    for (int64_t i = 0; i < slices; ++i) pack(i * kKc);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  pool.RunOnAll([&](int) {
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < slices;) pack(i * kKc);
+  });
+}
+
 }  // namespace
 
 void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
@@ -755,21 +770,9 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     const int64_t padded = (num_tokens + mr - 1) / mr * mr;
     auto* packed = reinterpret_cast<uint32_t*>(
         t_act_pack.Get(static_cast<size_t>(padded * ((w.cols + 1) / 2))));
-    const int64_t slices = (w.cols + kKc - 1) / kKc;
-    auto pack_slice = [&p, packed, padded](int64_t i) {
-      const int64_t pc = i * kKc;
+    ForEachSlice(w.cols, pool, parallel, [&p, packed, padded](int64_t pc) {
       PackActivationsBf16(p, padded, pc, std::min(kKc, p.cols - pc), packed + pc / 2 * padded);
-    };
-    if (parallel && slices > 1) {
-      std::atomic<int64_t> next{0};
-      pool.RunOnAll([&](int) {
-        for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < slices;) {
-          pack_slice(i);
-        }
-      });
-    } else {
-      for (int64_t i = 0; i < slices; ++i) pack_slice(i);
-    }
+    });
     p.a_pairs = packed;
     p.tokens_padded = padded;
   }
@@ -780,21 +783,9 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     const int64_t mr = p.ks->mr;
     const int64_t padded = (num_tokens + mr - 1) / mr * mr;
     float* packed = t_act_pack.Get(static_cast<size_t>(padded * w.cols));
-    const int64_t slices = (w.cols + kKc - 1) / kKc;
-    auto pack_slice = [&p, packed, padded](int64_t i) {
-      const int64_t pc = i * kKc;
+    ForEachSlice(w.cols, pool, parallel, [&p, packed, padded](int64_t pc) {
       PackActivations(p, 0, p.num_tokens, pc, std::min(kKc, p.cols - pc), packed + pc * padded);
-    };
-    if (parallel && slices > 1) {
-      std::atomic<int64_t> next{0};
-      pool.RunOnAll([&](int) {
-        for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < slices;) {
-          pack_slice(i);
-        }
-      });
-    } else {
-      for (int64_t i = 0; i < slices; ++i) pack_slice(i);
-    }
+    });
     p.a_packed = packed;
     p.tokens_padded = padded;
   }
