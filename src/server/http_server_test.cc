@@ -140,7 +140,7 @@ TEST_F(HttpServerTest, StreamingEndsWithDone) {
                       R"({"prompt":"Hello","max_tokens":5,"temperature":0,"ignore_eos":true})",
                       "application/json");
   ASSERT_TRUE(whole);
-  EXPECT_EQ(text, Json::parse(whole->body)["choices"][0]["text"]);
+  EXPECT_EQ(text, Json::parse(whole->body)["choices"][0]["text"].get<std::string>());
 }
 
 TEST_F(HttpServerTest, ApiKeyRequiredOnV1Only) {
