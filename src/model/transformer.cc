@@ -133,9 +133,9 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
   for (int64_t layer = 0; layer < c.num_layers; ++layer) {
     const LayerWeights& w = weights_.layers[layer];
     norm_all(w.attn_norm);
-    MatMul(w.wq, xn_.data(), hidden, num_tokens, q_.data(), q_dim, pool_);
-    MatMul(w.wk, xn_.data(), hidden, num_tokens, k_.data(), kv_dim, pool_);
-    MatMul(w.wv, xn_.data(), hidden, num_tokens, v_.data(), kv_dim, pool_);
+    const MatMulTarget qkv[] = {
+        {&w.wq, q_.data(), q_dim}, {&w.wk, k_.data(), kv_dim}, {&w.wv, v_.data(), kv_dim}};
+    MatMulMany(qkv, xn_.data(), hidden, num_tokens, pool_);
 
     pool_.ParallelFor(num_tokens, 1, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
@@ -161,8 +161,8 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
     AddInPlace(x_.data(), xn_.data(), num_tokens * hidden);
 
     norm_all(w.ffn_norm);
-    MatMul(w.w_gate, xn_.data(), hidden, num_tokens, gate_.data(), ffn, pool_);
-    MatMul(w.w_up, xn_.data(), hidden, num_tokens, up_.data(), ffn, pool_);
+    const MatMulTarget gate_up[] = {{&w.w_gate, gate_.data(), ffn}, {&w.w_up, up_.data(), ffn}};
+    MatMulMany(gate_up, xn_.data(), hidden, num_tokens, pool_);
     pool_.ParallelFor(num_tokens, 1, [&](int64_t b, int64_t e) {
       SiluMul(gate_.data() + b * ffn, up_.data() + b * ffn, (e - b) * ffn);
     });

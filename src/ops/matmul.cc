@@ -559,20 +559,25 @@ void GemmTask(const Problem& p, int64_t o0, int64_t nc, int64_t tb, int64_t te) 
 // ---- Scheduling ---------------------------------------------------------------------------
 
 struct Schedule {
-  const Problem* p;
-  bool gemm;
-  int64_t num_tasks;
+  bool gemm = false;
+  int64_t num_tasks = 0;
   // Dot: task i covers rows [i * rows_per_task, ...). GEMM: task i = (row chunk i % row_chunks,
   // token chunk i / row_chunks).
-  int64_t rows_per_task;
-  int64_t row_chunks;
-  int64_t rows_per_chunk;  // GEMM: a multiple of nr, at most kNc
-  int64_t tokens_per_task;
-  std::atomic<int64_t> next{0};
+  int64_t rows_per_task = 0;
+  int64_t row_chunks = 0;
+  int64_t rows_per_chunk = 0;  // GEMM: a multiple of nr, at most kNc
+  int64_t tokens_per_task = 0;
 };
 
-void RunTask(const Schedule& s, int64_t i) {
-  const Problem& p = *s.p;
+// One weight matrix of a call: its problem and how its work is cut into tasks.
+struct Part {
+  Problem p;
+  Schedule s;
+};
+
+void RunTask(const Part& part, int64_t i) {
+  const Problem& p = part.p;
+  const Schedule& s = part.s;
   if (!s.gemm) {
     const int64_t r0 = i * s.rows_per_task;
     DotTask(p, r0, std::min(p.rows, r0 + s.rows_per_task));
@@ -584,16 +589,24 @@ void RunTask(const Schedule& s, int64_t i) {
            std::min(p.num_tokens, tb + s.tokens_per_task));
 }
 
-void RunAll(Schedule* s, ThreadPool& pool, bool parallel) {
-  if (!parallel || s->num_tasks == 1) {
-    for (int64_t i = 0; i < s->num_tasks; ++i) RunTask(*s, i);
+// Every task of every part, claimed one at a time across the parts: the call ends with one
+// wait for the pool however many matrices it has, and one matrix's last tasks run beside the
+// next one's first.
+void RunAll(const Part* parts, int num_parts, ThreadPool& pool, bool parallel) {
+  int64_t total = 0;
+  for (int j = 0; j < num_parts; ++j) total += parts[j].s.num_tasks;
+  auto run = [parts](int64_t i) {
+    int j = 0;
+    while (i >= parts[j].s.num_tasks) i -= parts[j++].s.num_tasks;
+    RunTask(parts[j], i);
+  };
+  if (!parallel || total == 1) {
+    for (int64_t i = 0; i < total; ++i) run(i);
     return;
   }
-  // One pointer captured: std::function stores it inline (no allocation).
-  pool.RunOnAll([s](int) {
-    for (int64_t i; (i = s->next.fetch_add(1, std::memory_order_relaxed)) < s->num_tasks;) {
-      RunTask(*s, i);
-    }
+  std::atomic<int64_t> next{0};
+  pool.RunOnAll([&](int) {
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < total;) run(i);
   });
 }
 
@@ -631,45 +644,49 @@ void ForEachSlice(int64_t cols, ThreadPool& pool, bool parallel, Pack pack) {
   });
 }
 
-}  // namespace
+// What a call does to its activations before the tasks run: once, for all of its matrices.
+enum class ActPrep {
+  kNone,         // the kernels read x as it is
+  kQuantize,     // int8 blocks of every token (Problem::qa)
+  kGemvRow,      // one token quantized and rearranged for the GEMV (Problem::gacts)
+  kBf16Rows,     // every token as bf16 pairs, row by row (the bf16 dot)
+  kBf16Panels,   // every token as bf16 pairs in the bf16 GEMM's panels
+  kFloatPanels,  // every token in the float GEMM's panels
+};
 
-void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
-            int64_t y_stride, ThreadPool& pool) {
-  const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
-  assert(kind.has_value() && "unsupported weight type");
-  if (!kind.has_value() || num_tokens <= 0 || w.rows <= 0) return;
+// Picks w's kernels and cuts its work into tasks; PrepareActs fills the activation fields.
+ActPrep Plan(const WeightMatrix& w, WeightKind kind, const float* x, int64_t x_stride,
+             int64_t num_tokens, float* y, int64_t y_stride, bool parallel, int64_t workers,
+             Part* part) {
   const DTypeTraits& traits = Traits(w.dtype);
   assert(w.cols > 0 && w.cols % traits.block_size == 0);
   assert(w.row_bytes >= RowBytes(w.dtype, static_cast<uint64_t>(w.cols)).value_or(~uint64_t{0}));
   assert(x_stride >= w.cols && y_stride >= w.rows);
-
-  Problem p{&matmul_internal::ActiveKernelSet(),
-            *kind,
-            static_cast<const uint8_t*>(w.data),
-            w.row_bytes,
-            w.rows,
-            w.cols,
-            traits.block_size,
-            traits.block_bytes,
-            x,
-            x_stride,
-            num_tokens,
-            y,
-            y_stride,
-            nullptr,
-            {}};
-
+  Problem& p = part->p;
+  Schedule& s = part->s;
+  p = Problem{&matmul_internal::ActiveKernelSet(),
+              kind,
+              static_cast<const uint8_t*>(w.data),
+              w.row_bytes,
+              w.rows,
+              w.cols,
+              traits.block_size,
+              traits.block_bytes,
+              x,
+              x_stride,
+              num_tokens,
+              y,
+              y_stride,
+              nullptr,
+              {}};
   p.int_panels = w.int_panels;
-  const int threads = pool.num_threads();
-  const bool parallel = threads > 1 && w.rows * w.cols * num_tokens >= kMinParallelWork;
-  const int64_t workers = parallel ? threads : 1;
+  s = Schedule{};
+  ActPrep prep = ActPrep::kNone;
 
-  Schedule s;
-  s.p = &p;
   const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
   int64_t token_granule = p.ks->mr;
   const matmul_internal::IlDotFn il_dot = w.interleaved != nullptr && matmul_internal::UseIntGemv()
-                                              ? matmul_internal::IlDotFor(p.ks->isa, *kind)
+                                              ? matmul_internal::IlDotFor(p.ks->isa, kind)
                                               : nullptr;
   if (il_dot != nullptr) {
     p.il = w.interleaved;
@@ -678,55 +695,45 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
                                 : num_tokens >= kIlGemmMinTokens;
     if (!s.gemm) p.il_dot = il_dot;
     token_granule = s.gemm ? p.iks->mr : kMaxDotTokens;
-    QuantizeActs(&p, x, x_stride, num_tokens, pool, parallel, threads);
-  } else if (num_tokens == 1 && matmul_internal::IsIntKind(*kind) &&
-             matmul_internal::UseIntGemv() &&
-             (p.gemv = matmul_internal::GemvFor(p.ks->isa, *kind)) != nullptr) {
-    // Decode: quantize the row once, rearrange it for the GEMV, split rows over the pool.
-    const QuantizedActs qa = t_act_quant.Quantize(x, x_stride, 1, w.cols);
-    p.gacts = t_gemv_acts.Prepare(qa, 0);
+    prep = ActPrep::kQuantize;
+  } else if (num_tokens == 1 && matmul_internal::IsIntKind(kind) && matmul_internal::UseIntGemv() &&
+             (p.gemv = matmul_internal::GemvFor(p.ks->isa, kind)) != nullptr) {
     s.gemm = false;
-  } else if ((matmul_internal::IsIntKind(*kind) && matmul_internal::UseIntPath(num_tokens)) ||
-             (matmul_internal::IsIntKQuantKind(*kind) && matmul_internal::UseIntKQuantPath(*kind) &&
-              matmul_internal::IntKernelsFor(p.ks->isa).dot[*kind] != nullptr)) {
+    prep = ActPrep::kGemvRow;
+  } else if ((matmul_internal::IsIntKind(kind) && matmul_internal::UseIntPath(num_tokens)) ||
+             (matmul_internal::IsIntKQuantKind(kind) && matmul_internal::UseIntKQuantPath(kind) &&
+              matmul_internal::IntKernelsFor(p.ks->isa).dot[kind] != nullptr)) {
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
-    const bool has_gemm = p.iks->gemm[*kind] != nullptr;
+    const bool has_gemm = p.iks->gemm[kind] != nullptr;
     // K-quants keep the dot kernels to kKQuantIntDotMaxTokens: the super-block scales make
     // their panels dearer to pack.
-    const int64_t gemm_min = matmul_internal::IsIntKQuantKind(*kind)
+    const int64_t gemm_min = matmul_internal::IsIntKQuantKind(kind)
                                  ? matmul_internal::kKQuantIntDotMaxTokens + 1
                                  : kIntGemmMinTokens;
     s.gemm = has_gemm && (forced.has_value() ? *forced == matmul_internal::Path::kGemm
                                              : num_tokens >= gemm_min);
     token_granule = has_gemm ? p.iks->mr : kMaxDotTokens;
-    QuantizeActs(&p, x, x_stride, num_tokens, pool, parallel, threads);
+    prep = ActPrep::kQuantize;
   } else {
     s.gemm =
         forced.has_value() ? *forced == matmul_internal::Path::kGemm : num_tokens >= kGemmMinTokens;
     if (w.interleaved != nullptr && w.interleaved_bf16) {
       // bf16 pairs: read in bf16 numerics where they are on and this ISA has the kernels;
       // otherwise the float kernels on the rows.
-      if (matmul_internal::IsIlFloatKind(*kind) && p.ks->isa == matmul_internal::Isa::kAvx512 &&
+      if (matmul_internal::IsIlFloatKind(kind) && p.ks->isa == matmul_internal::Isa::kAvx512 &&
           matmul_internal::UseBf16Numerics() && matmul_internal::Avx512Bf16Gemm() != nullptr) {
         p.il = w.interleaved;
         if (s.gemm) {
           p.bf16_gemm = matmul_internal::Avx512Bf16Gemm();
           token_granule = matmul_internal::kBf16Mr;
+          prep = ActPrep::kBf16Panels;
         } else {
           p.bf16_dot = matmul_internal::Avx512Bf16IlDot();
-          // Rounded exactly as the GEMM's packer rounds them (same function, whole 32-column
-          // pieces), so both paths see the same words.
-          const int64_t pairs = w.cols / 2;
-          auto* xp =
-              reinterpret_cast<uint32_t*>(t_act_pack.Get(static_cast<size_t>(num_tokens * pairs)));
-          for (int64_t t = 0; t < num_tokens; ++t) {
-            matmul_internal::Avx512RoundToBf16Pairs(x + t * x_stride, w.cols, xp + t * pairs);
-          }
-          p.a_pairs = xp;
+          prep = ActPrep::kBf16Rows;
         }
       }
     } else if (w.interleaved != nullptr) {
-      const matmul_internal::FloatIlDotFn fil = matmul_internal::FloatIlDotFor(p.ks->isa, *kind);
+      const matmul_internal::FloatIlDotFn fil = matmul_internal::FloatIlDotFor(p.ks->isa, kind);
       if (fil != nullptr) {  // both paths read the copy (the GEMM packs its panels from it)
         p.il = w.interleaved;
         if (!s.gemm) p.fil_dot = fil;
@@ -765,31 +772,139 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num
     s.tokens_per_task = ((num_tokens + token_chunks - 1) / token_chunks + mr - 1) / mr * mr;
     s.num_tasks = s.row_chunks * ((num_tokens + s.tokens_per_task - 1) / s.tokens_per_task);
   }
-  if (p.bf16_gemm != nullptr) {  // every token's activations as bf16 pairs, once per call
-    const int64_t mr = matmul_internal::kBf16Mr;
-    const int64_t padded = (num_tokens + mr - 1) / mr * mr;
-    auto* packed = reinterpret_cast<uint32_t*>(
-        t_act_pack.Get(static_cast<size_t>(padded * ((w.cols + 1) / 2))));
-    ForEachSlice(w.cols, pool, parallel, [&p, packed, padded](int64_t pc) {
-      PackActivationsBf16(p, padded, pc, std::min(kKc, p.cols - pc), packed + pc / 2 * padded);
-    });
-    p.a_pairs = packed;
-    p.tokens_padded = padded;
-  }
   // The float GEMM packs every token's activations once per call, shared by all tasks. Packing
   // per task repeated it for every kNc-row chunk: 26% of a 1-thread F16 pp512 on Zen 3 (perf),
   // more than the dequantization of the weights.
   if (s.gemm && p.iks == nullptr && p.bf16_gemm == nullptr && s.row_chunks > 1) {
-    const int64_t mr = p.ks->mr;
-    const int64_t padded = (num_tokens + mr - 1) / mr * mr;
-    float* packed = t_act_pack.Get(static_cast<size_t>(padded * w.cols));
-    ForEachSlice(w.cols, pool, parallel, [&p, packed, padded](int64_t pc) {
-      PackActivations(p, 0, p.num_tokens, pc, std::min(kKc, p.cols - pc), packed + pc * padded);
-    });
-    p.a_packed = packed;
-    p.tokens_padded = padded;
+    prep = ActPrep::kFloatPanels;
   }
-  RunAll(&s, pool, parallel);
+  return prep;
+}
+
+// Prepares the activations as `prep` says, in the calling thread's buffers, and points p's
+// activation fields at them.
+void PrepareActs(ActPrep prep, Problem* p, ThreadPool& pool, bool parallel, int threads) {
+  switch (prep) {
+    case ActPrep::kNone:
+      return;
+    case ActPrep::kQuantize:
+      QuantizeActs(p, p->x, p->x_stride, p->num_tokens, pool, parallel, threads);
+      return;
+    case ActPrep::kGemvRow: {
+      const QuantizedActs qa = t_act_quant.Quantize(p->x, p->x_stride, 1, p->cols);
+      p->gacts = t_gemv_acts.Prepare(qa, 0);
+      return;
+    }
+    case ActPrep::kBf16Rows: {
+      // Rounded exactly as the GEMM's packer rounds them (same function, whole 32-column
+      // pieces), so both paths see the same words.
+      const int64_t pairs = p->cols / 2;
+      auto* xp =
+          reinterpret_cast<uint32_t*>(t_act_pack.Get(static_cast<size_t>(p->num_tokens * pairs)));
+      for (int64_t t = 0; t < p->num_tokens; ++t) {
+        matmul_internal::Avx512RoundToBf16Pairs(p->x + t * p->x_stride, p->cols, xp + t * pairs);
+      }
+      p->a_pairs = xp;
+      return;
+    }
+    case ActPrep::kBf16Panels: {
+      const int64_t mr = matmul_internal::kBf16Mr;
+      const int64_t padded = (p->num_tokens + mr - 1) / mr * mr;
+      auto* packed = reinterpret_cast<uint32_t*>(
+          t_act_pack.Get(static_cast<size_t>(padded * ((p->cols + 1) / 2))));
+      const Problem& cp = *p;
+      ForEachSlice(p->cols, pool, parallel, [&cp, packed, padded](int64_t pc) {
+        PackActivationsBf16(cp, padded, pc, std::min(kKc, cp.cols - pc), packed + pc / 2 * padded);
+      });
+      p->a_pairs = packed;
+      p->tokens_padded = padded;
+      return;
+    }
+    case ActPrep::kFloatPanels: {
+      const int64_t mr = p->ks->mr;
+      const int64_t padded = (p->num_tokens + mr - 1) / mr * mr;
+      float* packed = t_act_pack.Get(static_cast<size_t>(padded * p->cols));
+      const Problem& cp = *p;
+      ForEachSlice(p->cols, pool, parallel, [&cp, packed, padded](int64_t pc) {
+        PackActivations(cp, 0, cp.num_tokens, pc, std::min(kKc, cp.cols - pc),
+                        packed + pc * padded);
+      });
+      p->a_packed = packed;
+      p->tokens_padded = padded;
+      return;
+    }
+  }
+}
+
+// The activation fields PrepareActs sets.
+void ShareActs(const Problem& from, Problem* to) {
+  to->qa = from.qa;
+  to->gacts = from.gacts;
+  to->a_packed = from.a_packed;
+  to->a_pairs = from.a_pairs;
+  to->tokens_padded = from.tokens_padded;
+}
+
+constexpr int kMaxParts = 4;
+
+// True where one set of prepared activations serves all of `targets`: the same type, depth and
+// layout, so Plan picks the same kernels for each.
+bool CanShareActs(std::span<const MatMulTarget> targets) {
+  if (targets.size() > kMaxParts) return false;
+  const WeightMatrix& a = *targets[0].w;
+  for (const MatMulTarget& t : targets) {
+    const WeightMatrix& b = *t.w;
+    if (b.dtype != a.dtype || b.cols != a.cols ||
+        (b.interleaved == nullptr) != (a.interleaved == nullptr) ||
+        b.interleaved_bf16 != a.interleaved_bf16) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x_stride,
+                int64_t num_tokens, ThreadPool& pool) {
+  if (targets.empty() || num_tokens <= 0) return;
+  if (!CanShareActs(targets)) {
+    for (const MatMulTarget& t : targets)
+      MatMul(*t.w, x, x_stride, num_tokens, t.y, t.y_stride, pool);
+    return;
+  }
+  const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(targets[0].w->dtype);
+  assert(kind.has_value() && "unsupported weight type");
+  if (!kind.has_value()) return;
+  int64_t work = 0;
+  for (const MatMulTarget& t : targets) work += t.w->rows * t.w->cols * num_tokens;
+  const int threads = pool.num_threads();
+  const bool parallel = threads > 1 && work >= kMinParallelWork;
+  const int64_t workers = parallel ? threads : 1;
+
+  Part parts[kMaxParts];
+  int n = 0;
+  ActPrep prep = ActPrep::kNone;
+  for (const MatMulTarget& t : targets) {
+    if (t.w->rows <= 0) continue;
+    const ActPrep pr =
+        Plan(*t.w, *kind, x, x_stride, num_tokens, t.y, t.y_stride, parallel, workers, &parts[n++]);
+    // Same kernels for every part (CanShareActs); only the float GEMM's panels depend on the
+    // row count (packed once when some part has several row chunks, read by every part).
+    assert(n == 1 || pr == prep || (pr == ActPrep::kNone && prep == ActPrep::kFloatPanels) ||
+           (pr == ActPrep::kFloatPanels && prep == ActPrep::kNone));
+    if (pr != ActPrep::kNone) prep = pr;
+  }
+  if (n == 0) return;
+  PrepareActs(prep, &parts[0].p, pool, parallel, threads);
+  for (int j = 1; j < n; ++j) ShareActs(parts[0].p, &parts[j].p);
+  RunAll(parts, n, pool, parallel);
+}
+
+void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
+            int64_t y_stride, ThreadPool& pool) {
+  const MatMulTarget target{&w, y, y_stride};
+  MatMulMany({&target, 1}, x, x_stride, num_tokens, pool);
 }
 
 size_t IntPanelBytes(const WeightMatrix& w) {

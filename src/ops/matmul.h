@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "core/dtype.h"
 #include "core/thread_pool.h"
@@ -71,6 +72,20 @@ void PackIntPanels(const WeightMatrix& w, uint8_t* out, ThreadPool& pool);
 // y: [num_tokens, w.rows] floats with row stride y_stride (elements).
 void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
             int64_t y_stride, ThreadPool& pool);
+
+// One product of MatMulMany: y = x W^T, y with row stride y_stride (elements).
+struct MatMulTarget {
+  const WeightMatrix* w;
+  float* y;
+  int64_t y_stride;
+};
+// MatMul of the same activations by several matrices (a layer's q/k/v, its gate/up), each y
+// bit-identical to MatMul's. Matrices of one type, depth and layout (up to 4) run as one
+// parallel section: the activations are quantized or packed once, and the pool is waited for
+// once instead of once per matrix (a decode step had ~8 such waits a layer). Others run one
+// after another.
+void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x_stride,
+                int64_t num_tokens, ThreadPool& pool);
 
 // The instruction set MatMul runs on here ("avx512", "avx2", "scalar"), for logs.
 const char* MatMulIsaName();
