@@ -217,14 +217,23 @@ struct DeviceSampling {
   double u = 0.0;
 };
 // out[i] = the token drawn from logits row params[i].row ([*, vocab] f32, device memory).
-// `scratch` (SampleScratchBytes(), device memory) lets few rows be split over several blocks;
-// null: one block per row. `host_params` is the host's copy of `params` (read here, to skip the
-// filters no row uses). A split block keeps its share of the row in shared memory when it has
-// at most `max_cached` floats (< 0: the kernel's limit; 0: never, for tests).
+// `host_params` is the host's copy of `params` (read here). `scratch` (SampleScratchBytes(),
+// device memory, no initial contents) lets few rows be split over several blocks; null: one
+// block per row.
+//
+// Two implementations of the same filters: the fast path (up to kMaxFastSampleRows rows, each
+// split over up to 64 blocks, logits in registers, exact fixed-point masses, rows meeting at
+// their own barriers) and the reference path (any number of rows; a split block keeps its
+// share of the row in shared memory when it has at most `max_cached` floats, < 0: the
+// kernel's limit, 0: never, for tests). kAuto takes the fast path where it applies; returns the
+// path taken (kAuto: nothing launched).
+constexpr int kMaxFastSampleRows = 64;
+enum class SamplePath { kAuto, kFast, kReference };
 size_t SampleScratchBytes();
-void LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params,
-                      const DeviceSampling* host_params, int num_rows, int32_t* out, void* scratch,
-                      cudaStream_t stream, int max_cached = -1);
+SamplePath LaunchSampleRows(const float* logits, int vocab, const DeviceSampling* params,
+                            const DeviceSampling* host_params, int num_rows, int32_t* out,
+                            void* scratch, cudaStream_t stream, int max_cached = -1,
+                            SamplePath path = SamplePath::kAuto);
 
 // Weight generation for benchmarks: uniform in [-scale, scale] from a counter hash.
 void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed, cudaStream_t stream);
