@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 6 figures on main (67d0124, the fast device sampler in): build on the device (deps
-# carried in build-deps/, made by ../2026-12-03-cuda-h200-sampler/make-build-deps.sh), the CUDA
+# carried in build-deps/, made by bench/device/deps.sh), the CUDA
 # tests, then bench-gpu for the Llama-3.1-8B shape: decode b1/8/64/256 at context 1024 and
 # prefill 512/2048/8192 (three runs), b1 without fusion and without graphs (two runs each).
 set -u
