@@ -45,12 +45,18 @@ Result<std::unique_ptr<KvCache>> KvCache::Create(const KvCacheShape& shape) {
   const size_t bytes = static_cast<size_t>(shape.num_layers * shape.num_blocks) *
                        static_cast<size_t>(shape.ElementsPerBlock()) * KvTypeBytes(shape.type);
   try {
-    cache->keys_.assign(bytes, 0);
-    cache->values_.assign(bytes, 0);
+    cache->keys_ = HugePageBuffer(bytes);
+    cache->values_ = HugePageBuffer(bytes);
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("KV cache: cannot allocate " + std::to_string(2 * bytes) +
                                      " bytes");
   }
+  cache->bytes_ = bytes;
+  // Touched now (as the zero-filled vectors before were): the whole budget is committed at
+  // start-up, so a pool too large for the machine shows then, not mid-request, and no step
+  // pays page faults.
+  std::memset(cache->keys(), 0, bytes);
+  std::memset(cache->values(), 0, bytes);
   return cache;
 }
 
@@ -65,11 +71,11 @@ void KvCache::Store(int64_t layer, int32_t block, int64_t slot, const float* k, 
   for (int64_t h = 0; h < shape_.num_kv_heads; ++h) {
     const size_t off = Offset(layer, block, h, slot);
     if (shape_.type == KvType::kF16) {
-      F32ToF16Row(k + h * hd, reinterpret_cast<uint16_t*>(keys_.data() + off), hd);
-      F32ToF16Row(v + h * hd, reinterpret_cast<uint16_t*>(values_.data() + off), hd);
+      F32ToF16Row(k + h * hd, reinterpret_cast<uint16_t*>(keys() + off), hd);
+      F32ToF16Row(v + h * hd, reinterpret_cast<uint16_t*>(values() + off), hd);
     } else {
-      std::memcpy(keys_.data() + off, k + h * hd, hd * sizeof(float));
-      std::memcpy(values_.data() + off, v + h * hd, hd * sizeof(float));
+      std::memcpy(keys() + off, k + h * hd, hd * sizeof(float));
+      std::memcpy(values() + off, v + h * hd, hd * sizeof(float));
     }
   }
 }
@@ -77,8 +83,8 @@ void KvCache::Store(int64_t layer, int32_t block, int64_t slot, const float* k, 
 PagedKvHead KvCache::Head(int64_t layer, int64_t kv_head) const {
   PagedKvHead kv;
   kv.type = shape_.type;
-  kv.keys = keys_.data() + Offset(layer, 0, kv_head, 0);
-  kv.values = values_.data() + Offset(layer, 0, kv_head, 0);
+  kv.keys = keys() + Offset(layer, 0, kv_head, 0);
+  kv.values = values() + Offset(layer, 0, kv_head, 0);
   kv.block_stride = shape_.ElementsPerBlock();
   kv.block_size = shape_.block_size;
   return kv;
