@@ -39,6 +39,8 @@ void Transformer::EnsureCapacity(int64_t num_tokens, int64_t max_context) {
     attn_.resize(t * config_.q_dim());
     gate_.resize(t * config_.intermediate_size);
     up_.resize(t * config_.intermediate_size);
+    rope_cos_.resize(t * config_.head_dim / 2);
+    rope_sin_.resize(t * config_.head_dim / 2);
     token_seq_.resize(t);
     token_pos_.resize(t);
     capacity_tokens_ = t;
@@ -114,28 +116,42 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
   }
 
   const WeightMatrix& emb = weights_.embedding;
+  const int64_t half = c.head_dim / 2;
   pool_.ParallelFor(num_tokens, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const auto* row = static_cast<const uint8_t*>(emb.data) + batch.token_ids[t] * emb.row_bytes;
       DequantizeRow(emb.dtype, row, x_.data() + t * hidden, hidden);
+      RopeAngles(token_pos_[t], inv_freq_.data(), half, rope_cos_.data() + t * half,
+                 rope_sin_.data() + t * half);
     }
   });
 
-  auto norm_all = [&](const std::vector<float>& weight) {
-    pool_.ParallelFor(num_tokens, 4, [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t) {
-        RmsNorm(x_.data() + t * hidden, weight.data(), c.rms_norm_eps, hidden,
-                xn_.data() + t * hidden);
-      }
-    });
+  // The residual adds, norms and the SwiGLU run inside the next product's activation pass
+  // (ActProducer): each token's row is added, normed and quantized by one thread, and a layer
+  // has four parallel sections fewer. add_residual: xn_ holds the last product's output.
+  const std::vector<float>* norm_weight = nullptr;
+  bool add_residual = false;
+  const auto norm_rows = [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      float* xt = x_.data() + t * hidden;
+      float* xnt = xn_.data() + t * hidden;
+      if (add_residual) AddInPlace(xt, xnt, hidden);
+      RmsNorm(xt, norm_weight->data(), c.rms_norm_eps, hidden, xnt);
+    }
   };
+  const auto swiglu_rows = [&](int64_t b, int64_t e) {
+    SiluMul(gate_.data() + b * ffn, up_.data() + b * ffn, (e - b) * ffn);
+  };
+  const ActProducer norm(norm_rows);
+  const ActProducer swiglu(swiglu_rows);
 
   for (int64_t layer = 0; layer < c.num_layers; ++layer) {
     const LayerWeights& w = weights_.layers[layer];
-    norm_all(w.attn_norm);
+    norm_weight = &w.attn_norm;
+    add_residual = layer > 0;
     const MatMulTarget qkv[] = {
         {&w.wq, q_.data(), q_dim}, {&w.wk, k_.data(), kv_dim}, {&w.wv, v_.data(), kv_dim}};
-    MatMulMany(qkv, xn_.data(), hidden, num_tokens, pool_);
+    MatMulMany(qkv, xn_.data(), hidden, num_tokens, pool_, &norm);
 
     pool_.ParallelFor(num_tokens, 1, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
@@ -147,9 +163,11 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
           AddInPlace(k, w.bk.data(), kv_dim);
           AddInPlace(v, w.bv.data(), kv_dim);
         }
+        const float* cos = rope_cos_.data() + t * half;
+        const float* sin = rope_sin_.data() + t * half;
+        ApplyRopeAngles(q, c.num_heads, c.head_dim, cos, sin, c.rope_style);
+        ApplyRopeAngles(k, c.num_kv_heads, c.head_dim, cos, sin, c.rope_style);
         const int64_t pos = token_pos_[t];
-        ApplyRope(q, c.num_heads, c.head_dim, pos, inv_freq_.data(), c.rope_style);
-        ApplyRope(k, c.num_kv_heads, c.head_dim, pos, inv_freq_.data(), c.rope_style);
         // Write this token's K/V into its slot of the paged cache.
         const BatchSequence& seq = batch.sequences[token_seq_[t]];
         cache.Store(layer, seq.block_table[pos / block_size], pos % block_size, k, v);
@@ -158,17 +176,14 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
 
     Attention(batch, layer, cache);
     MatMul(w.wo, attn_.data(), q_dim, num_tokens, xn_.data(), hidden, pool_);
-    AddInPlace(x_.data(), xn_.data(), num_tokens * hidden);
 
-    norm_all(w.ffn_norm);
+    norm_weight = &w.ffn_norm;
+    add_residual = true;
     const MatMulTarget gate_up[] = {{&w.w_gate, gate_.data(), ffn}, {&w.w_up, up_.data(), ffn}};
-    MatMulMany(gate_up, xn_.data(), hidden, num_tokens, pool_);
-    pool_.ParallelFor(num_tokens, 1, [&](int64_t b, int64_t e) {
-      SiluMul(gate_.data() + b * ffn, up_.data() + b * ffn, (e - b) * ffn);
-    });
-    MatMul(w.w_down, gate_.data(), ffn, num_tokens, xn_.data(), hidden, pool_);
-    AddInPlace(x_.data(), xn_.data(), num_tokens * hidden);
+    MatMulMany(gate_up, xn_.data(), hidden, num_tokens, pool_, &norm);
+    MatMul(w.w_down, gate_.data(), ffn, num_tokens, xn_.data(), hidden, pool_, &swiglu);
   }
+  if (c.num_layers > 0) AddInPlace(x_.data(), xn_.data(), num_tokens * hidden);  // last residual
 
   // Final norm and head only for the rows whose logits are wanted.
   const int64_t num_rows = static_cast<int64_t>(batch.logits_rows.size());

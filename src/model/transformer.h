@@ -51,6 +51,8 @@ class Transformer {
   std::vector<float> attn_;         // [T, q_dim]
   std::vector<float> gate_;         // [T, ffn]
   std::vector<float> up_;           // [T, ffn]
+  std::vector<float> rope_cos_;     // [T, head_dim/2]: each token's angles, for every layer
+  std::vector<float> rope_sin_;     // [T, head_dim/2]
   std::vector<int64_t> token_seq_;  // [T] sequence index of each token
   std::vector<int64_t> token_pos_;  // [T] position of each token
   int64_t capacity_context_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <vector>
 
 namespace jisu {
 
@@ -59,38 +60,52 @@ void AddInPlace(float* a, const float* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) a[i] += b[i];
 }
 
+void RopeAngles(int64_t position, const float* inv_freq, int64_t half, float* cos_out,
+                float* sin_out) {
+  // HF computes the angle as a float32 product and takes cos/sin in float32; cos/sin of the
+  // float angle evaluated in double and rounded is the correctly rounded float result.
+  const float pos = static_cast<float>(position);
+  for (int64_t p = 0; p < half; ++p) {
+    const double angle = static_cast<double>(pos * inv_freq[p]);
+    cos_out[p] = static_cast<float>(std::cos(angle));
+    sin_out[p] = static_cast<float>(std::sin(angle));
+  }
+}
+
+void ApplyRopeAngles(float* x, int64_t num_heads, int64_t head_dim, const float* cos,
+                     const float* sin, RopeStyle style) {
+  assert(head_dim % 2 == 0);
+  const int64_t half = head_dim / 2;
+  for (int64_t h = 0; h < num_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t i0 = style == RopeStyle::kHalfSplit ? i : 2 * i;
+      const int64_t i1 = style == RopeStyle::kHalfSplit ? i + half : 2 * i + 1;
+      const float a = v[i0];
+      const float b = v[i1];
+      // q * cos + rotate_half(q) * sin, rotate_half = (-x2, x1).
+      v[i0] = a * cos[i] - b * sin[i];
+      v[i1] = b * cos[i] + a * sin[i];
+    }
+  }
+}
+
 void ApplyRope(float* x, int64_t num_heads, int64_t head_dim, int64_t position,
                const float* inv_freq, RopeStyle style) {
   assert(head_dim % 2 == 0);
   const int64_t half = head_dim / 2;
-  // cos/sin are shared by all heads; computed once per slice of pairs into stack buffers.
-  constexpr int64_t kSlice = 256;
-  float cos_buf[kSlice];
-  float sin_buf[kSlice];
-  // HF computes the angle as a float32 product and takes cos/sin in float32; cos/sin of the
-  // float angle evaluated in double and rounded is the correctly rounded float result.
-  const float pos = static_cast<float>(position);
-  for (int64_t p0 = 0; p0 < half; p0 += kSlice) {
-    const int64_t np = std::min(kSlice, half - p0);
-    for (int64_t p = 0; p < np; ++p) {
-      const double angle = static_cast<double>(pos * inv_freq[p0 + p]);
-      cos_buf[p] = static_cast<float>(std::cos(angle));
-      sin_buf[p] = static_cast<float>(std::sin(angle));
-    }
-    for (int64_t h = 0; h < num_heads; ++h) {
-      float* v = x + h * head_dim;
-      for (int64_t p = 0; p < np; ++p) {
-        const int64_t i = p0 + p;
-        const int64_t i0 = style == RopeStyle::kHalfSplit ? i : 2 * i;
-        const int64_t i1 = style == RopeStyle::kHalfSplit ? i + half : 2 * i + 1;
-        const float a = v[i0];
-        const float b = v[i1];
-        // q * cos + rotate_half(q) * sin, rotate_half = (-x2, x1).
-        v[i0] = a * cos_buf[p] - b * sin_buf[p];
-        v[i1] = b * cos_buf[p] + a * sin_buf[p];
-      }
-    }
+  // Stack buffers: head_dim of real models is at most a few hundred.
+  constexpr int64_t kMaxHalf = 512;
+  float cos_buf[kMaxHalf];
+  float sin_buf[kMaxHalf];
+  if (half <= kMaxHalf) {
+    RopeAngles(position, inv_freq, half, cos_buf, sin_buf);
+    ApplyRopeAngles(x, num_heads, head_dim, cos_buf, sin_buf, style);
+    return;
   }
+  std::vector<float> cs(static_cast<size_t>(2 * half));
+  RopeAngles(position, inv_freq, half, cs.data(), cs.data() + half);
+  ApplyRopeAngles(x, num_heads, head_dim, cs.data(), cs.data() + half, style);
 }
 
 }  // namespace jisu

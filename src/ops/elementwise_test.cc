@@ -108,6 +108,16 @@ TEST(ElementwiseTorchTest, RopeMatchesHuggingFace) {
     x = Floats(c["x"]);
     ApplyRope(x.data(), heads, head_dim, pos, inv_freq.data(), RopeStyle::kInterleaved);
     ExpectClose(x, Floats(c["interleaved"]), 1e-6, 1e-6, what + " interleaved");
+    // The forward pass's way: angles once per position, then every layer's rotations.
+    std::vector<float> cos(head_dim / 2), sin(head_dim / 2);
+    RopeAngles(pos, inv_freq.data(), head_dim / 2, cos.data(), sin.data());
+    for (RopeStyle style : {RopeStyle::kHalfSplit, RopeStyle::kInterleaved}) {
+      std::vector<float> y = Floats(c["x"]);
+      ApplyRopeAngles(y.data(), heads, head_dim, cos.data(), sin.data(), style);
+      const bool half = style == RopeStyle::kHalfSplit;
+      ExpectClose(y, Floats(c[half ? "half_split" : "interleaved"]), 1e-6, 1e-6,
+                  what + (half ? " half-split, angles" : " interleaved, angles"));
+    }
   }
 }
 
@@ -234,7 +244,7 @@ TEST(ElementwiseTest, RopeSmallExampleByHand) {
 }
 
 TEST(ElementwiseTest, RopeLongHeadUsesEverySlice) {
-  // head_dim beyond the 256-pair stack slice.
+  // head_dim beyond ApplyRope's 512-pair stack buffers (its heap path).
   const int64_t head_dim = 1030, half = head_dim / 2;
   std::vector<float> inv_freq(half);
   for (int64_t i = 0; i < half; ++i) inv_freq[i] = std::pow(10000.0f, -2.0f * i / head_dim);

@@ -21,6 +21,7 @@
 #include <span>
 
 #include "core/dtype.h"
+#include "core/function_ref.h"
 #include "core/thread_pool.h"
 
 namespace jisu {
@@ -68,10 +69,18 @@ size_t IntPanelBytes(const WeightMatrix& w);
 // `out` (IntPanelBytes(w) bytes, 64-byte aligned), split over the pool.
 void PackIntPanels(const WeightMatrix& w, uint8_t* out, ThreadPool& pool);
 
+// Writes rows [t0, t1) of the activations x that a product is about to read (a RMSNorm, a
+// SwiGLU). Given to MatMul/MatMulMany, it runs inside the call's own pass over the activations
+// where there is one (their int8 quantization: each thread produces the tokens it then
+// quantizes), so the layer step before a product needs no parallel section of its own; on
+// other paths it runs over the pool first. Either way every row of x is written before any is
+// read, and holds what `produce` wrote after the call.
+using ActProducer = FunctionRef<void(int64_t t0, int64_t t1)>;
+
 // x: [num_tokens, w.cols] floats with row stride x_stride (elements);
 // y: [num_tokens, w.rows] floats with row stride y_stride (elements).
 void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
-            int64_t y_stride, ThreadPool& pool);
+            int64_t y_stride, ThreadPool& pool, const ActProducer* produce = nullptr);
 
 // One product of MatMulMany: y = x W^T, y with row stride y_stride (elements).
 struct MatMulTarget {
@@ -85,7 +94,7 @@ struct MatMulTarget {
 // once instead of once per matrix (a decode step had ~8 such waits a layer). Others run one
 // after another.
 void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x_stride,
-                int64_t num_tokens, ThreadPool& pool);
+                int64_t num_tokens, ThreadPool& pool, const ActProducer* produce = nullptr);
 
 // The instruction set MatMul runs on here ("avx512", "avx2", "scalar"), for logs.
 const char* MatMulIsaName();

@@ -1,9 +1,12 @@
 // MatMulMany runs several matrices on one set of prepared activations as one parallel section;
 // its promise is that every output is bit-identical to a MatMul call of its own, on every path
-// (decode dot / GEMV / interleaved kernels, the GEMMs), numerics and thread count.
+// (decode dot / GEMV / interleaved kernels, the GEMMs), numerics and thread count; also when an
+// ActProducer writes the activations inside the call.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -87,13 +90,38 @@ void ExpectSameAsSeparate(const std::vector<const Matrix*>& ms, int64_t tokens,
       targets.push_back({&ms[j]->w, got[j].y.data(), got[j].stride});
     }
     MatMulMany(targets, x.data(), xs, tokens, *pool);
+    // The same with the activations produced inside the call into a buffer that starts as NaN
+    // (row padding too, which nothing may read): a product that read a row before it was
+    // produced, or a row produced twice or never, shows.
+    std::vector<float> xp(x.size(), std::numeric_limits<float>::quiet_NaN());
+    std::vector<std::atomic<int>> produced(static_cast<size_t>(tokens));
+    const auto copy_rows = [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        std::memcpy(&xp[t * xs], &x[t * xs], sizeof(float) * cols);
+        produced[t].fetch_add(1);
+      }
+    };
+    const ActProducer produce(copy_rows);
+    std::vector<Out> got_p = want;
+    std::vector<MatMulTarget> targets_p;
     for (size_t j = 0; j < ms.size(); ++j) {
-      for (int64_t t = 0; t < tokens; ++t) {
-        for (int64_t o = 0; o < want[j].stride; ++o) {
-          const size_t i = static_cast<size_t>(t * want[j].stride + o);
-          ASSERT_EQ(0, std::memcmp(&got[j].y[i], &want[j].y[i], sizeof(float)))
-              << where << ": matrix " << j << " token " << t << " row " << o << " got "
-              << got[j].y[i] << " want " << want[j].y[i];
+      std::fill(got_p[j].y.begin(), got_p[j].y.end(), kSentinel);
+      targets_p.push_back({&ms[j]->w, got_p[j].y.data(), got_p[j].stride});
+    }
+    MatMulMany(targets_p, xp.data(), xs, tokens, *pool, &produce);
+    for (int64_t t = 0; t < tokens; ++t) {
+      ASSERT_EQ(produced[t].load(), 1) << where << ": token " << t << " produced";
+    }
+    for (const std::vector<Out>* outs : {&got, &got_p}) {
+      const char* how = outs == &got ? "" : " (produced in the call)";
+      for (size_t j = 0; j < ms.size(); ++j) {
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int64_t o = 0; o < want[j].stride; ++o) {
+            const size_t i = static_cast<size_t>(t * want[j].stride + o);
+            ASSERT_EQ(0, std::memcmp(&(*outs)[j].y[i], &want[j].y[i], sizeof(float)))
+                << where << how << ": matrix " << j << " token " << t << " row " << o << " got "
+                << (*outs)[j].y[i] << " want " << want[j].y[i];
+          }
         }
       }
     }
@@ -160,6 +188,15 @@ TEST_P(MatMulManyTest, EmptyAndZeroRowTargets) {
   EXPECT_EQ(0, std::memcmp(y.data(), want.data(), sizeof(float) * 32));
   MatMulMany(targets, x.data(), 64, 0, pool);  // no tokens: nothing written
   EXPECT_EQ(0, std::memcmp(y.data(), want.data(), sizeof(float) * 32));
+  // A producer still runs where no matrix reads the activations.
+  std::atomic<int> rows_produced{0};
+  const auto count = [&](int64_t b, int64_t e) { rows_produced += static_cast<int>(e - b); };
+  const ActProducer produce(count);
+  MatMulMany({}, x.data(), 64, 3, pool, &produce);
+  EXPECT_EQ(rows_produced, 3);
+  const MatMulTarget zero_rows[] = {{&none.w, y0.data(), 4}};
+  MatMulMany(zero_rows, x.data(), 64, 2, pool, &produce);
+  EXPECT_EQ(rows_produced, 5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Numerics, MatMulManyTest,
