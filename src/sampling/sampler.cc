@@ -26,10 +26,41 @@ bool Better(const C& a, const C& b) {
 }
 
 // Lowest id among the maxima; NaN never wins; 0 when nothing is above -inf.
+// Chunks of 256: a chunk's maximum kept in 16 independent lanes (a compare and a select per
+// value, which the compiler vectorizes; a NaN compares false and never enters), then the
+// first chunk whose maximum beats every earlier one, and the lowest id inside it. Zen 4, one
+// thread, 64 rows of 49,152 cycled: 40 us a row one value at a time, 9 us so (a 32-sequence
+// CPU decode step spent ~1 ms on greedy picks).
 int32_t Argmax(const float* logits, int32_t vocab_size) {
-  int32_t best = 0;
+  constexpr int32_t kChunk = 256;
+  constexpr int kLanes = 16;
   float best_value = kNegInf;
-  for (int32_t i = 0; i < vocab_size; ++i) {
+  int32_t best_chunk = -1;
+  int32_t i = 0;
+  for (; i + kChunk <= vocab_size; i += kChunk) {
+    float lane[kLanes];
+    for (float& v : lane) v = kNegInf;
+    for (int32_t k = 0; k < kChunk; k += kLanes) {
+      for (int j = 0; j < kLanes; ++j) {
+        const float x = logits[i + k + j];
+        lane[j] = x > lane[j] ? x : lane[j];
+      }
+    }
+    float m = lane[0];
+    for (int j = 1; j < kLanes; ++j) m = lane[j] > m ? lane[j] : m;
+    if (m > best_value) {
+      best_value = m;
+      best_chunk = i;
+    }
+  }
+  int32_t best = 0;
+  for (int32_t k = best_chunk; best_chunk >= 0 && k < best_chunk + kChunk; ++k) {
+    if (logits[k] == best_value) {  // the chunk's maximum: always found
+      best = k;
+      break;
+    }
+  }
+  for (; i < vocab_size; ++i) {
     if (logits[i] > best_value) {
       best_value = logits[i];
       best = i;

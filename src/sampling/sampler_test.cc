@@ -119,6 +119,71 @@ TEST(SamplerTest, GreedyIsArgmaxWithTiesToLowestId) {
   EXPECT_EQ(s.Sample(logits.data(), 2, {}, {}), 0);
 }
 
+// Against the one-value-at-a-time definition on lengths around the kernel's chunks, with the
+// maximum placed in every chunk and the tail, ties, NaN, infinities and signed zeros.
+TEST(SamplerTest, GreedyMatchesScalarArgmaxOnManyShapes) {
+  SamplingParams p = Seeded();
+  p.temperature = 0.0f;
+  Sampler s(p);
+  auto reference = [](const std::vector<float>& v) {
+    int32_t best = 0;
+    float best_value = -kInf;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i] > best_value) {
+        best_value = v[i];
+        best = static_cast<int32_t>(i);
+      }
+    }
+    return best;
+  };
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uni(-4.0f, 4.0f);
+  int checked = 0;
+  for (int32_t n : {1, 15, 16, 255, 256, 257, 511, 512, 700, 1000, 49152}) {
+    for (int trial = 0; trial < 24; ++trial) {
+      std::vector<float> v(static_cast<size_t>(n));
+      for (float& x : v) x = uni(rng);
+      const int32_t at = static_cast<int32_t>(rng() % static_cast<uint32_t>(n));
+      switch (trial % 8) {
+        case 0:  // a clear maximum anywhere
+          v[at] = 10.0f;
+          break;
+        case 1:  // ties: the lowest id must win
+          v[at] = 10.0f;
+          v[(at + n / 2) % n] = 10.0f;
+          v[n - 1] = 10.0f;
+          break;
+        case 2:  // NaN everywhere around a maximum
+          for (int32_t i = 0; i < n; i += 3) v[i] = kNaN;
+          v[at] = 9.0f;
+          break;
+        case 3:  // +inf wins, the first of two
+          v[at] = kInf;
+          v[n - 1] = kInf;
+          break;
+        case 4:  // nothing above -inf: 0
+          std::fill(v.begin(), v.end(), -kInf);
+          break;
+        case 5:  // all NaN: 0
+          std::fill(v.begin(), v.end(), kNaN);
+          break;
+        case 6:  // signed zeros as the maximum
+          for (float& x : v) x = -std::abs(x) - 1.0f;
+          v[at] = -0.0f;
+          v[(at + 1) % n] = 0.0f;
+          break;
+        default:  // maximum in the tail past the last whole chunk
+          v[n - 1 - static_cast<int32_t>(rng() % static_cast<uint32_t>(std::min(n, 200)))] = 11.0f;
+          break;
+      }
+      std::vector<float> work = v;
+      ASSERT_EQ(s.Sample(work.data(), n, {}, {}), reference(v)) << "n=" << n << " trial " << trial;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 11 * 24);
+}
+
 TEST(SamplerTest, GreedyAfterPenalties) {
   SamplingParams p = Seeded();
   p.temperature = 0.0f;
