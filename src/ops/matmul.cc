@@ -282,14 +282,15 @@ void ForIlPasses(const Problem& p, int64_t r0, int64_t r1, Call call) {
   const int64_t calls = (p.num_tokens + kMaxDotTokens - 1) / kMaxDotTokens;
   for (int64_t g = g0; g < g1; g += kGroupsPerPass) {
     const int64_t next_end = std::min(g1, g + 2 * kGroupsPerPass);
-    const char* next = reinterpret_cast<const char*>(p.il) + (g + kGroupsPerPass) * group_bytes;
+    // Offsets, not a pointer: past the last pass there is no next one to point at.
+    const size_t next_begin = static_cast<size_t>(g + kGroupsPerPass) * group_bytes;
     const size_t next_bytes =
         static_cast<size_t>(std::max<int64_t>(0, next_end - (g + kGroupsPerPass))) * group_bytes;
     const size_t slice = (next_bytes / calls + 63) / 64 * 64;
     size_t done = 0;
     for (int64_t t = 0; t < p.num_tokens; t += kMaxDotTokens) {
       for (const size_t end = std::min(next_bytes, done + slice); done < end; done += 64) {
-        __builtin_prefetch(next + done, 0, 2);
+        __builtin_prefetch(p.il + next_begin + done, 0, 2);
       }
       call(g, std::min(g1, g + kGroupsPerPass), t,
            static_cast<int>(std::min<int64_t>(kMaxDotTokens, p.num_tokens - t)));
