@@ -139,7 +139,7 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
   }
   // The 16-row interleaved copy (matmul_interleaved.h), built by the portable repack on every
   // machine: its portable dot against the reference, its GEMM panels byte-identical to those
-  // packed from the GGUF rows; where the CPU reads it (AVX-512 VNNI), MatMul on it below.
+  // packed from the GGUF rows; where the CPU reads it (AVX-512 VNNI, AVX2), MatMul on it below.
   const std::optional<matmul_internal::WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
   std::vector<uint8_t> il;
   if (matmul_internal::IsIlIntKind(*kind)) {
@@ -238,7 +238,8 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
               ASSERT_EQ(yi[t * ys + o], -12345.0f) << where << " interleaved wrote past row end";
             }
           }
-          if (path == Path::kDot && tokens > 1 && isa == Isa::kAvx512) {
+          if (path == Path::kDot && tokens > 1 &&
+              matmul_internal::IlDotFor(isa, *kind) != nullptr) {
             std::vector<float> y1(static_cast<size_t>(ys), -12345.0f);
             for (int64_t t = 0; t < tokens; ++t) {
               MatMul(interleaved, x.data() + t * xs, xs, 1, y1.data(), ys, *pool);

@@ -94,7 +94,9 @@ void InterleaveGroups(WeightKind kind, const uint8_t* w, size_t row_bytes, int64
 }
 
 IlDotFn IlDotFor(Isa isa, WeightKind kind) {
-  return isa == Isa::kAvx512 ? Avx512VnniIlDot(kind) : nullptr;
+  if (isa == Isa::kAvx512 && Avx512VnniIlDot(kind) != nullptr) return Avx512VnniIlDot(kind);
+  // AVX-512 without VNNI (Skylake-SP) runs the AVX2 kernel: same layout, same results.
+  return isa == Isa::kAvx2 || isa == Isa::kAvx512 ? Avx2IlDot(kind) : nullptr;
 }
 
 FloatIlDotFn FloatIlDotFor(Isa isa, WeightKind kind) {

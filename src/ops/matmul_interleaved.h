@@ -78,8 +78,10 @@ using IlDotFn = void (*)(const uint8_t* il, int64_t rows, int64_t g0, int64_t g1
                          int64_t y_stride);
 // The AVX-512 VNNI kernel, or nullptr (other kinds, not compiled in, not on this CPU).
 IlDotFn Avx512VnniIlDot(WeightKind kind);
-// The kernel that goes with an ISA's float kernels on this CPU (AVX-512: the VNNI one), or
-// nullptr.
+// The AVX2 kernel (vpmaddubsw; bit-identical to the VNNI one), or nullptr.
+IlDotFn Avx2IlDot(WeightKind kind);
+// The kernel that goes with an ISA's float kernels on this CPU (AVX-512: the VNNI one where
+// the CPU has VNNI, else the AVX2 one), or nullptr.
 IlDotFn IlDotFor(Isa isa, WeightKind kind);
 
 // Float kinds, decode: for rows [16 * g0, min(rows, 16 * g1)) and tokens 0 .. num_tokens - 1

@@ -49,7 +49,12 @@ std::vector<MatMulKernelName> ListMatMulKernels() {
         n.decode = std::string(gemv_name) + " " + t + " x q8 (one token)";
       }
       const bool il = UseIntGemv() && IlDotFor(ks.isa, kind) != nullptr;
-      if (il) n.decode = "avx512_vnni " + t + " x q8, 16-row interleaved (repacked at load)";
+      if (il) {
+        n.decode =
+            std::string(Avx512VnniIlDot(kind) != nullptr && ks.isa == Isa::kAvx512 ? "avx512_vnni"
+                                                                                   : "avx2-int8") +
+            " " + t + " x q8, 16-row interleaved (repacked at load)";
+      }
       if (il && iks.gemm[k] != nullptr) {
         n.prefill = std::string(iks.name) + " gemm " + std::to_string(iks.mr) + "x" +
                     std::to_string(kIntNr) + " " + t + " x q8 (u8 panels packed from the " +
