@@ -23,6 +23,7 @@ namespace {
 
 struct Case {
   int64_t group, head_dim, first, last;
+  int64_t block_size = 16;  // slots per cache block
 };
 
 // kv must be an F32 view.
@@ -52,10 +53,16 @@ void Reference(const float* q, const Case& c, float scale, const PagedKvHead& kv
   }
 }
 
-const Case kCases[] = {{1, 64, 0, 0},   {3, 64, 0, 4},      {3, 64, 0, 15}, {3, 64, 5, 16},
-                       {2, 64, 0, 150}, {4, 128, 3, 99},    {1, 32, 0, 40}, {2, 96, 17, 47},
-                       {3, 48, 0, 33},  {8, 128, 100, 180}, {5, 64, 1, 61}, {3, 32, 7, 7}};
-constexpr int64_t kBlockSize = 16, kBlocks = 12, kKvHeads = 2;
+// Blocks of 32 and 48 slots: the kernels walk a block in pieces of at most 16 rows, some
+// pieces then end mid-block.
+const Case kCases[] = {{1, 64, 0, 0},       {3, 64, 0, 4},        {3, 64, 0, 15},
+                       {3, 64, 5, 16},      {2, 64, 0, 150},      {4, 128, 3, 99},
+                       {1, 32, 0, 40},      {2, 96, 17, 47},      {3, 48, 0, 33},
+                       {8, 128, 100, 180},  {5, 64, 1, 61},       {3, 32, 7, 7},
+                       {3, 64, 3, 200, 32}, {7, 96, 20, 130, 48}, {2, 128, 0, 31, 32}};
+constexpr int64_t kKvHeads = 2;
+// Cache blocks of a case: at least 12 (the block table is shuffled over all of them).
+int64_t Blocks(const Case& c) { return std::max<int64_t>(12, c.last / c.block_size + 1); }
 
 // One case's cache contents (float, and the same rounded to half), query and block table.
 struct Data {
@@ -71,9 +78,9 @@ struct Data {
 Data MakeData(const Case& c, std::mt19937& rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   Data d;
-  d.block_elements = kKvHeads * kBlockSize * c.head_dim;
-  d.keys.resize(kBlocks * d.block_elements);
-  d.values.resize(kBlocks * d.block_elements);
+  d.block_elements = kKvHeads * c.block_size * c.head_dim;
+  d.keys.resize(Blocks(c) * d.block_elements);
+  d.values.resize(Blocks(c) * d.block_elements);
   // Large score spread (|q.k| * scale up to ~10) so softmax is far from uniform.
   for (float& x : d.keys) x = normal(rng) * 1.5f;
   for (float& x : d.values) x = normal(rng);
@@ -86,7 +93,7 @@ Data MakeData(const Case& c, std::mt19937& rng) {
       (*tof)[i] = F16ToF32((*to16)[i]);
     }
   }
-  d.table.resize(kBlocks);
+  d.table.resize(Blocks(c));
   std::iota(d.table.begin(), d.table.end(), 0);
   std::shuffle(d.table.begin(), d.table.end(), rng);
   d.q.resize(c.group * c.head_dim);
@@ -101,10 +108,10 @@ PagedKvHead View(const Data& d, const Case& c, const std::vector<T>& keys,
                  const std::vector<T>& values) {
   PagedKvHead kv;
   kv.type = sizeof(T) == 2 ? KvType::kF16 : KvType::kF32;
-  kv.keys = keys.data() + kBlockSize * c.head_dim;
-  kv.values = values.data() + kBlockSize * c.head_dim;
+  kv.keys = keys.data() + c.block_size * c.head_dim;
+  kv.values = values.data() + c.block_size * c.head_dim;
   kv.block_stride = d.block_elements;
-  kv.block_size = kBlockSize;
+  kv.block_size = c.block_size;
   kv.block_table = d.table.data();
   return kv;
 }
@@ -196,8 +203,8 @@ TEST(AttentionTest, F16KernelsStayWithinTheHalfRoundingBound) {
     Reference(d.q.data(), c, d.scale, fkv, &ref);
     double dmax = 0, vmax = 0;
     for (int64_t p = c.first; p <= c.last; ++p) {
-      const int64_t at = d.table[p / kBlockSize] * d.block_elements +
-                         (p % kBlockSize) * c.head_dim + kBlockSize * c.head_dim;
+      const int64_t at = d.table[p / c.block_size] * d.block_elements +
+                         (p % c.block_size) * c.head_dim + c.block_size * c.head_dim;
       for (int64_t g = 0; g < c.group; ++g) {
         double s = 0;
         for (int64_t i = 0; i < c.head_dim; ++i)

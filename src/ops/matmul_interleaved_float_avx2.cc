@@ -19,6 +19,8 @@
 namespace jisu::matmul_internal {
 namespace {
 
+using simd_avx2::Sum8;
+
 template <WeightKind K>
 JISU_AVX2_INLINE __m256 Expand8(const uint8_t* p) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -27,14 +29,6 @@ JISU_AVX2_INLINE __m256 Expand8(const uint8_t* p) {
   } else {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   }
-}
-
-// Lane i of the result = the sum of a[i]'s 8 lanes, by the same tree for every i.
-JISU_AVX2_INLINE __m256 Sum8(const __m256* a) {
-  const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
-  const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
-  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
 // Block b of the group at `base`, rows [r0, r0 + R), tokens 0 .. T - 1, into acc[t][r0 + i]

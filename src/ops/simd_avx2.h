@@ -28,6 +28,15 @@ JISU_AVX2_INLINE float F16At(const uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
+// Lane i of the result = the sum of a[i]'s 8 lanes, by the same tree for every i (lanes do not
+// mix: a row's garbage reaches only its own lane).
+JISU_AVX2_INLINE __m256 Sum8(const __m256* a) {
+  const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
+  const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
+  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
 }  // namespace jisu::simd_avx2
 
 #endif
