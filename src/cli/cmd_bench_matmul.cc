@@ -204,7 +204,7 @@ void RegisterBenchMatMul(CLI::App& app) {
   cmd->add_flag(
       "--interleave", flags->interleave,
       "Q8_0/Q4_0/Q4_1/F16/BF16: weights repacked into the 16-row interleaved decode layout "
-      "(AVX-512; VNNI for the integer types)");
+      "(AVX-512 or AVX2)");
   cmd->callback([flags] { ReportStatus(RunBenchMatMul(*flags)); });
 }
 

@@ -40,7 +40,7 @@ struct WeightMatrix {
   const uint8_t* int_panels = nullptr;
   // Optional (Q4_0/Q4_1/Q8_0/F16/BF16): the same weights repacked by InterleaveWeights into
   // groups of 16 rows (ops/matmul_interleaved.h). Where the CPU has the kernels that read it
-  // (AVX-512; VNNI for the integer types), every call of the kind's own path reads it instead
+  // (AVX-512 or AVX2), every call of the kind's own path reads it instead
   // of `data`: decode steps through its own kernels (integer types up to 63 tokens, F16/BF16
   // up to 19), longer steps through GEMM panels packed from it. `data` stays valid and is read
   // by the quantized types' float path (JISU_MATMUL=float) and MatMulReference.

@@ -1,6 +1,7 @@
 // Internal to src/ops: weights repacked at load time into groups of 16 rows, the layouts the
-// AVX-512 decode kernels read (matmul.h: WeightMatrix::interleaved). Integer kinds (Q4_0 / Q4_1 /
-// Q8_0, read with VNNI on quantized activations) and float kinds (F16 / BF16) differ below.
+// AVX-512 and AVX2 decode kernels read (matmul.h: WeightMatrix::interleaved). Integer kinds
+// (Q4_0 / Q4_1 / Q8_0, read with VNNI or vpmaddubsw on quantized activations) and float kinds
+// (F16 / BF16) differ below.
 //
 // Integer kinds:
 // Per group g of 16 rows (rows 16g .. 16g + 15; a last partial group is padded with rows of
