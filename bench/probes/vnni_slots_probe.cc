@@ -54,8 +54,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx512dq"), noinline)) double
 
 int main() {
   const long n = 400000000 / NC;
-  std::printf("NC=%d, G vpdpbusd/s: alone %.2f | +2 fma %.2f | +4 fma %.2f | +8 fma %.2f | +4 mul %.2f"
-              " | +4 cvt %.2f | +4 srl+and %.2f\n",
-              NC, Run<kFma, 0>(n), Run<kFma, 2>(n), Run<kFma, 4>(n), Run<kFma, 8>(n),
-              Run<kMul, 4>(n), Run<kCvt, 4>(n), Run<kShiftAnd, 4>(n));
+  std::printf(
+      "NC=%d, G vpdpbusd/s: alone %.2f | +2 fma %.2f | +4 fma %.2f | +8 fma %.2f | +4 mul %.2f"
+      " | +4 cvt %.2f | +4 srl+and %.2f\n",
+      NC, Run<kFma, 0>(n), Run<kFma, 2>(n), Run<kFma, 4>(n), Run<kFma, 8>(n), Run<kMul, 4>(n),
+      Run<kCvt, 4>(n), Run<kShiftAnd, 4>(n));
 }
