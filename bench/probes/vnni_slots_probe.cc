@@ -4,7 +4,7 @@
 // convert, scale product, FMA, the Q4_1 minimum's FMA). This times NC independent vpdpbusd
 // chains alone and with X extra independent operations of one kind per NC vpdpbusd, and prints
 // billions of vpdpbusd per second: where an extra kind shares the vpdpbusd pipes, the rate
-// falls by NC / (NC + X).
+// falls to NC / (NC + X) of the rate alone.
 //
 // Not in the CMake build; build and run it by hand:
 //   g++ -O2 -DNC=8 bench/probes/vnni_slots_probe.cc -o /tmp/vnni_slots && /tmp/vnni_slots
