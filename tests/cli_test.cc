@@ -222,6 +222,28 @@ TEST_F(CliTest, BadFlagsFailCleanly) {
   EXPECT_FALSE(r.signaled);
 }
 
+// Every level counts exactly its own requests' tokens (the unreported warm-up round's are not
+// among them), and the shared-prefix TTFT pair is reported.
+TEST_F(CliTest, BenchEngineReportsEachLevel) {
+  const Outcome r = Jisu({"bench-engine", "-m", kTiny, "-c", "1,3", "-p", "5", "-n", "4", "-t", "1",
+                          "--shared-prefix", "32", "--kv-memory", "16MiB", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t json_line = r.out.find("\n{");  // the table, then one line of JSON
+  ASSERT_NE(json_line, std::string::npos) << r.out;
+  const json out = json::parse(r.out.substr(json_line + 1));
+  ASSERT_EQ(out["throughput"].size(), 2u) << r.out;
+  const int levels[] = {1, 3};
+  for (int i = 0; i < 2; ++i) {
+    const json& level = out["throughput"][i];
+    EXPECT_EQ(level["concurrency"], levels[i]);
+    EXPECT_EQ(level["output_tokens"], 4 * levels[i]);
+    EXPECT_GT(level["output_tokens_per_s"].get<double>(), 0);
+    EXPECT_GT(level["mean_ttft_s"].get<double>(), 0);
+  }
+  EXPECT_GT(out["ttft_shared_prefix"]["cold_s"].get<double>(), 0);
+  EXPECT_GT(out["ttft_shared_prefix"]["warm_s"].get<double>(), 0);
+}
+
 TEST_F(CliTest, VocabOnlyGgufTokenizesButDoesNotGenerate) {
   const fs::path full = dir_ / "full.gguf";
   ASSERT_TRUE(ConvertHfToGguf(kTiny, full.string(), ConvertOptions{DType::kQ8_0}).ok());
