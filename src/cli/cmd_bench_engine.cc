@@ -271,22 +271,21 @@ Status RunBenchEngine(const BenchEngineFlags& f) {
     if (f.json) std::printf("%s\n", out.dump().c_str());
     return Status::Ok();
   }
-  {
-    // Warm-up, not reported: the first steps fault in the scratch buffers and page in the
-    // weights, which cost the first level 20-40 ms more than the later ones (measured c=1 TTFT
-    // 38-48 ms cold vs 10 ms warm, SmolLM2-135M, Zen 4), and so skewed the levels' ratio.
-    const int widest = *std::max_element(levels.begin(), levels.end());
-    std::vector<EngineRequest> reqs(static_cast<size_t>(widest), base);
-    for (auto& r : reqs) {
-      r.prompt = random_prompt(f.prompt_tokens);
-      r.sampling.max_tokens = 2;
-    }
-    std::vector<double> ttft;
-    int64_t generated = 0;
-    JISU_RETURN_IF_ERROR(RunAll(*engine, reqs, &ttft, &generated).status());
-  }
   std::printf("| concurrency | requests | output tok/s | mean TTFT ms |\n|---|---|---|---|\n");
   for (int level : levels) {
+    // Warm-up at this level, not reported: the first steps of a new batch shape cost more
+    // (CPU: c=1 TTFT 38-48 ms cold vs 10 ms warm, SmolLM2-135M, Zen 4; CUDA: c=8 TTFT 62-74 ms
+    // when only c=32 had run before, H200), which skewed the levels' ratios.
+    {
+      std::vector<EngineRequest> warm(static_cast<size_t>(level), base);
+      for (auto& r : warm) {
+        r.prompt = random_prompt(f.prompt_tokens);
+        r.sampling.max_tokens = 2;
+      }
+      std::vector<double> ignored_ttft;
+      int64_t ignored_tokens = 0;
+      JISU_RETURN_IF_ERROR(RunAll(*engine, warm, &ignored_ttft, &ignored_tokens).status());
+    }
     std::vector<EngineRequest> reqs(static_cast<size_t>(level), base);
     for (auto& r : reqs) r.prompt = random_prompt(f.prompt_tokens);
     std::vector<double> ttft;
