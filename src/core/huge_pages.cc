@@ -2,9 +2,12 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace jisu {
 
@@ -29,6 +32,25 @@ HugePageBuffer::HugePageBuffer(size_t bytes) {
 #endif
   base_ = aligned;
   size_ = size;
+}
+
+void HugePageBuffer::Commit(int threads) {
+  if (base_ == nullptr) return;
+  const size_t chunks = size_ / kHuge;  // size_ is a multiple of 2 MiB
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t n =
+      std::min(chunks, threads > 0 ? static_cast<size_t>(threads) : std::min<size_t>(hw, 16));
+  auto touch = [this, chunks, n](size_t part) {
+    auto* p = static_cast<volatile uint8_t*>(base_);
+    for (size_t at = chunks * part / n * kHuge; at < chunks * (part + 1) / n * kHuge; at += 4096) {
+      p[at] = 0;
+    }
+  };
+  std::vector<std::thread> helpers;
+  helpers.reserve(n - 1);
+  for (size_t part = 1; part < n; ++part) helpers.emplace_back(touch, part);
+  touch(0);
+  for (std::thread& t : helpers) t.join();
 }
 
 HugePageBuffer::HugePageBuffer(HugePageBuffer&& other) noexcept

@@ -1,10 +1,12 @@
 #include "core/huge_pages.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 namespace jisu {
 namespace {
@@ -19,6 +21,29 @@ TEST(HugePageBufferTest, AlignedZeroedAndRoundedUp) {
   for (size_t i = 0; i < b.size(); i += 4096) ASSERT_EQ(p[i], 0) << i;
   std::memset(b.data(), 0x5a, b.size());  // the whole rounded size is writable
   EXPECT_EQ(p[b.size() - 1], 0x5a);
+}
+
+// Pages of b resident in memory (mincore), out of all of them.
+size_t ResidentPages(const HugePageBuffer& b) {
+  std::vector<unsigned char> v(b.size() / 4096);
+  if (mincore(b.data(), b.size(), v.data()) != 0) return ~size_t{0};
+  size_t n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return n;
+}
+
+TEST(HugePageBufferTest, CommitFaultsInEveryPage) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  for (int threads : {0, 1, 3, 64}) {
+    HugePageBuffer b(5 * kHuge + 1);
+    EXPECT_EQ(ResidentPages(b), 0u) << "untouched";
+    b.Commit(threads);
+    EXPECT_EQ(ResidentPages(b), b.size() / 4096) << "threads " << threads;
+    const auto* p = static_cast<const uint8_t*>(b.data());
+    for (size_t i = 0; i < b.size(); i += 1009) ASSERT_EQ(p[i], 0) << i;
+  }
+  HugePageBuffer empty;
+  empty.Commit();  // nothing to do
 }
 
 TEST(HugePageBufferTest, EmptyAndMove) {

@@ -52,11 +52,12 @@ Result<std::unique_ptr<KvCache>> KvCache::Create(const KvCacheShape& shape) {
                                      " bytes");
   }
   cache->bytes_ = bytes;
-  // Touched now (as the zero-filled vectors before were): the whole budget is committed at
-  // start-up, so a pool too large for the machine shows then, not mid-request, and no step
-  // pays page faults.
-  std::memset(cache->keys(), 0, bytes);
-  std::memset(cache->values(), 0, bytes);
+  // Committed now: a pool too large for the machine shows at start-up, not mid-request, and no
+  // step pays page faults. Touching the pages from every core, once a page, instead of a memset
+  // on one thread: `jisu serve`'s default pool (half the free memory, 11 GiB) was ready after
+  // 0.9-3.7 s (median ~1.3) instead of 2.9-4.3 s (~3.1), six alternating starts, 2-core Zen 4 VM.
+  cache->keys_.Commit();
+  cache->values_.Commit();
   return cache;
 }
 
