@@ -1,7 +1,6 @@
 // `jisu bench-engine`: the serving engine on one model, in process (no HTTP): output tokens/s
 // at several concurrencies (continuous batching), and time to first token for a request whose
 // long shared prefix is cold vs already in the prefix cache.
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -48,7 +49,13 @@ void HugePageBuffer::Commit(int threads) {
   };
   std::vector<std::thread> helpers;
   helpers.reserve(n - 1);
-  for (size_t part = 1; part < n; ++part) helpers.emplace_back(touch, part);
+  for (size_t part = 1; part < n; ++part) {
+    try {
+      helpers.emplace_back(touch, part);
+    } catch (const std::system_error&) {  // no thread to be had: this one does that part
+      touch(part);
+    }
+  }
   touch(0);
   for (std::thread& t : helpers) t.join();
 }
