@@ -42,6 +42,18 @@ double Ns(const char* what, long n, F f) {
   return ns;
 }
 
+// Four units: tiles A and B loaded, C zeroed, one TDPBSUD each into C0..C3.
+T static inline __attribute__((always_inline)) void FourUnits() {
+  _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(0); _tile_dpbsud(0, 4, 6);
+  _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(1); _tile_dpbsud(1, 5, 7);
+  _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(2); _tile_dpbsud(2, 4, 6);
+  _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(3); _tile_dpbsud(3, 5, 7);
+}
+
+T static inline __attribute__((always_inline)) void StoreFour() {
+  _tile_stored(0, C[0], 64); _tile_stored(1, C[1], 64); _tile_stored(2, C[2], 64); _tile_stored(3, C[3], 64);
+}
+
 T static void TdpOnly(long n) {
   _tile_loadd(4, A, 64);
   _tile_loadd(6, B, 64);
@@ -56,21 +68,15 @@ T static void TdpOnly(long n) {
 
 T static void LoadsTdp(long n) {
   for (long i = 0; i < n; i += 4) {
-    _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(0); _tile_dpbsud(0, 4, 6);
-    _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(1); _tile_dpbsud(1, 5, 7);
-    _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(2); _tile_dpbsud(2, 4, 6);
-    _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(3); _tile_dpbsud(3, 5, 7);
+    FourUnits();
   }
   _tile_stored(0, C[0], 64);
 }
 
 T static void LoadsTdpStore(long n) {
   for (long i = 0; i < n; i += 4) {
-    _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(0); _tile_dpbsud(0, 4, 6);
-    _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(1); _tile_dpbsud(1, 5, 7);
-    _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(2); _tile_dpbsud(2, 4, 6);
-    _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(3); _tile_dpbsud(3, 5, 7);
-    _tile_stored(0, C[0], 64); _tile_stored(1, C[1], 64); _tile_stored(2, C[2], 64); _tile_stored(3, C[3], 64);
+    FourUnits();
+    StoreFour();
   }
 }
 
@@ -79,11 +85,8 @@ T static void Full(long n) {
   for (int t = 0; t < 16; ++t) acc[t] = _mm512_setzero_ps();
   const __m512 s = _mm512_set1_ps(0.5f);
   for (long i = 0; i < n; i += 4) {
-    _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(0); _tile_dpbsud(0, 4, 6);
-    _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(1); _tile_dpbsud(1, 5, 7);
-    _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(2); _tile_dpbsud(2, 4, 6);
-    _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(3); _tile_dpbsud(3, 5, 7);
-    _tile_stored(0, C[0], 64); _tile_stored(1, C[1], 64); _tile_stored(2, C[2], 64); _tile_stored(3, C[3], 64);
+    FourUnits();
+    StoreFour();
     for (int k = 0; k < 4; ++k)
       for (int t = 0; t < 16; ++t)
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(C[k][t])), _mm512_mul_ps(s, s), acc[t]);
