@@ -11,7 +11,8 @@
 #include <cstdio>
 #include <cstring>
 
-#define T __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma")))
+#define T \
+  __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma")))
 
 struct alignas(64) Cfg {
   uint8_t palette = 1, start = 0, r[14] = {};
@@ -37,21 +38,37 @@ double Ns(const char* what, long n, F f) {
   f(n / 10);
   const auto t0 = std::chrono::steady_clock::now();
   f(n);
-  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
   std::printf("%-58s %8.2f ns\n", what, ns);
   return ns;
 }
 
 // Four units: tiles A and B loaded, C zeroed, one TDPBSUD each into C0..C3.
 T static inline __attribute__((always_inline)) void FourUnits() {
-  _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(0); _tile_dpbsud(0, 4, 6);
-  _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(1); _tile_dpbsud(1, 5, 7);
-  _tile_loadd(4, A, 64); _tile_loadd(6, B, 64); _tile_zero(2); _tile_dpbsud(2, 4, 6);
-  _tile_loadd(5, A + 32, 64); _tile_loadd(7, B, 64); _tile_zero(3); _tile_dpbsud(3, 5, 7);
+  _tile_loadd(4, A, 64);
+  _tile_loadd(6, B, 64);
+  _tile_zero(0);
+  _tile_dpbsud(0, 4, 6);
+  _tile_loadd(5, A + 32, 64);
+  _tile_loadd(7, B, 64);
+  _tile_zero(1);
+  _tile_dpbsud(1, 5, 7);
+  _tile_loadd(4, A, 64);
+  _tile_loadd(6, B, 64);
+  _tile_zero(2);
+  _tile_dpbsud(2, 4, 6);
+  _tile_loadd(5, A + 32, 64);
+  _tile_loadd(7, B, 64);
+  _tile_zero(3);
+  _tile_dpbsud(3, 5, 7);
 }
 
 T static inline __attribute__((always_inline)) void StoreFour() {
-  _tile_stored(0, C[0], 64); _tile_stored(1, C[1], 64); _tile_stored(2, C[2], 64); _tile_stored(3, C[3], 64);
+  _tile_stored(0, C[0], 64);
+  _tile_stored(1, C[1], 64);
+  _tile_stored(2, C[2], 64);
+  _tile_stored(3, C[3], 64);
 }
 
 T static void TdpOnly(long n) {
@@ -89,7 +106,8 @@ T static void Full(long n) {
     StoreFour();
     for (int k = 0; k < 4; ++k)
       for (int t = 0; t < 16; ++t)
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(C[k][t])), _mm512_mul_ps(s, s), acc[t]);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(C[k][t])),
+                                 _mm512_mul_ps(s, s), acc[t]);
   }
   float x = 0;
   for (int t = 0; t < 16; ++t) x += _mm512_reduce_add_ps(acc[t]);
@@ -103,7 +121,8 @@ T static void EpilogueOnly(long n) {
   for (long i = 0; i < n; i += 4) {
     for (int k = 0; k < 4; ++k)
       for (int t = 0; t < 16; ++t)
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(C[k][t])), _mm512_mul_ps(s, s), acc[t]);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(C[k][t])),
+                                 _mm512_mul_ps(s, s), acc[t]);
     __asm__ volatile("" ::: "memory");
   }
   float x = 0;
@@ -125,9 +144,11 @@ T static void VnniEquivalent(long n) {  // 16 rows x 16 tokens x 32 columns with
   const __m512i w0 = _mm512_load_si512(B), w1 = _mm512_load_si512(B + 64);
   for (long i = 0; i < n; ++i) {
     for (int j = 0; j < 4; ++j)
-      for (int t = 0; t < 16; ++t) acc[t] = _mm512_dpbusd_epi32(acc[t], j & 1 ? w1 : w0, _mm512_set1_epi32(t + j));
+      for (int t = 0; t < 16; ++t)
+        acc[t] = _mm512_dpbusd_epi32(acc[t], j & 1 ? w1 : w0, _mm512_set1_epi32(t + j));
     for (int j = 0; j < 4; ++j)
-      for (int t = 0; t < 16; ++t) acc[t] = _mm512_dpbusd_epi32(acc[t], j & 1 ? w0 : w1, _mm512_set1_epi32(t - j));
+      for (int t = 0; t < 16; ++t)
+        acc[t] = _mm512_dpbusd_epi32(acc[t], j & 1 ? w0 : w1, _mm512_set1_epi32(t - j));
     __asm__ volatile("" ::: "memory");
   }
   int x = 0;
@@ -136,7 +157,10 @@ T static void VnniEquivalent(long n) {  // 16 rows x 16 tokens x 32 columns with
 }
 
 T int main() {
-  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) { std::puts("no AMX permission"); return 1; }
+  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
+    std::puts("no AMX permission");
+    return 1;
+  }
   for (int i = 0; i < 16 * 64; ++i) A[i] = static_cast<int8_t>(i * 7);
   for (int i = 0; i < 8 * 64; ++i) B[i] = static_cast<uint8_t>(i * 3);
   Config();
