@@ -44,24 +44,19 @@ double Ns(const char* what, long n, F f) {
   return ns;
 }
 
-// Four units: tiles A and B loaded, C zeroed, one TDPBSUD each into C0..C3.
+// One unit: A and B tiles loaded, C zeroed, one TDPBSUD (tile numbers must be literals).
+#define UNIT(c, a, b, a_offset)       \
+  _tile_loadd(a, A + (a_offset), 64); \
+  _tile_loadd(b, B, 64);              \
+  _tile_zero(c);                      \
+  _tile_dpbsud(c, a, b)
+
+// Four units into C0..C3, alternating the A and B tiles.
 T static inline __attribute__((always_inline)) void FourUnits() {
-  _tile_loadd(4, A, 64);
-  _tile_loadd(6, B, 64);
-  _tile_zero(0);
-  _tile_dpbsud(0, 4, 6);
-  _tile_loadd(5, A + 32, 64);
-  _tile_loadd(7, B, 64);
-  _tile_zero(1);
-  _tile_dpbsud(1, 5, 7);
-  _tile_loadd(4, A, 64);
-  _tile_loadd(6, B, 64);
-  _tile_zero(2);
-  _tile_dpbsud(2, 4, 6);
-  _tile_loadd(5, A + 32, 64);
-  _tile_loadd(7, B, 64);
-  _tile_zero(3);
-  _tile_dpbsud(3, 5, 7);
+  UNIT(0, 4, 6, 0);
+  UNIT(1, 5, 7, 32);
+  UNIT(2, 4, 6, 0);
+  UNIT(3, 5, 7, 32);
 }
 
 T static inline __attribute__((always_inline)) void StoreFour() {
