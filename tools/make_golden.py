@@ -14,8 +14,9 @@ For each model it writes tests/data/golden/<name>.json and <name>.logits.f32:
               the first `chunks` non-overlapping windows of `ctx` tokens, each run on its own,
               every token after the first of a window scored; ppl = exp(mean NLL)
 
-Models: models/tiny-llama and models/tiny-draft (HF folders) and SmolLM2-135M-Instruct Q4_1
-(a GGUF file, dequantized to float32 by transformers; skipped when absent). Everything runs
+Models: models/tiny-llama and models/tiny-draft (HF folders), SmolLM2-135M-Instruct Q4_1
+(a GGUF file, dequantized to float32 by transformers; skipped when absent), and random-weight
+tiny-qwen3 / tiny-gemma3 (RANDOM below, written under tests/data/golden/models/). Everything runs
 in float32 on the CPU with eager attention.
 
   /work/venv/bin/python tools/make_golden.py [--only tiny-llama,...] [--smollm2 PATH]
@@ -101,6 +102,59 @@ CHAT_NEW = 48
 DERIVED = {"tiny-mistral": ("tiny-llama", "tests/data/golden/tiny-mistral.config.json")}
 
 
+# Test models with random weights for architectures we have no small trained model of: made
+# here with transformers from a config (seeded), saved in float32 with tiny-llama's tokenizer
+# under tests/data/golden/models/<name>/. Weights and norms are drawn wider than the usual
+# initialization so that logits are peaked (greedy gaps worth checking) and every norm weight
+# matters (Gemma's 1 + w included).
+RANDOM = {
+    "tiny-qwen3": {
+        "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+        "hidden_size": 64, "intermediate_size": 160, "num_hidden_layers": 3,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+        "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "max_position_embeddings": 1024,
+        "tie_word_embeddings": True, "attention_bias": False,
+    },
+    "tiny-gemma3": {
+        "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+        "hidden_size": 64, "intermediate_size": 160, "num_hidden_layers": 6,
+        "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32,
+        "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+        "query_pre_attn_scalar": 24, "sliding_window": 16,
+        "layer_types": ["sliding_attention", "sliding_attention", "full_attention",
+                        "sliding_attention", "sliding_attention", "full_attention"],
+        "hidden_activation": "gelu_pytorch_tanh", "final_logit_softcapping": 30.0,
+        "max_position_embeddings": 1024, "tie_word_embeddings": True,
+    },
+}
+
+
+def random_dir(name):
+  d = os.path.join(GOLDEN, "models", name)
+  if os.path.exists(os.path.join(d, "model.safetensors")):
+    return d
+  os.makedirs(d, exist_ok=True)
+  base = os.path.join(REPO, "models", "tiny-llama")
+  for f in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+    shutil.copy(os.path.join(base, f), os.path.join(d, f))
+  with open(os.path.join(base, "config.json")) as f:
+    llama = json.load(f)
+  cfg = dict(RANDOM[name], vocab_size=llama["vocab_size"], bos_token_id=llama["bos_token_id"],
+             eos_token_id=llama["eos_token_id"], pad_token_id=llama["pad_token_id"])
+  config = transformers.AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+  torch.manual_seed(1234)
+  model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+  gemma = "gemma" in name
+  with torch.no_grad():
+    for pname, prm in model.named_parameters():
+      if prm.dim() == 1:  # norms: around 0 for Gemma's 1 + w, around 1 elsewhere
+        prm.copy_((0.0 if gemma else 1.0) + 0.3 * torch.randn_like(prm))
+      else:
+        prm.copy_(0.15 * torch.randn_like(prm))
+  model.save_pretrained(d, safe_serialization=True)
+  return d
+
+
 def derived_dir(name):
   base, config = DERIVED[name]
   d = tempfile.mkdtemp(prefix=f"jisu_{name}_")
@@ -119,6 +173,12 @@ def load(name, args):
     model = AutoModelForCausalLM.from_pretrained(d, dtype=torch.float32,
                                                  attn_implementation="eager")
     source = f"models/{DERIVED[name][0]}"
+  elif name in RANDOM:
+    d = random_dir(name)
+    tok = AutoTokenizer.from_pretrained(d)
+    model = AutoModelForCausalLM.from_pretrained(d, dtype=torch.float32,
+                                                 attn_implementation="eager")
+    source = os.path.relpath(d, REPO)
   elif name == "smollm2":
     d, f = os.path.split(args.smollm2)
     tok = AutoTokenizer.from_pretrained(d, gguf_file=f)

@@ -9,6 +9,7 @@
 
 #include "core/mapped_file.h"
 #include "format/gguf_writer.h"
+#include "model/arch/architectures.h"
 #include "model/model.h"
 #include "model/tensor_names.h"
 #include "ops/quant.h"
@@ -228,6 +229,9 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
   }
   JISU_ASSIGN_OR_RETURN(auto model, Model::Load(hf_dir));
   const ModelConfig& c = model->config();
+  if (const auto check = FindArchitecture(c.arch).check_gguf_expressible) {
+    JISU_RETURN_IF_ERROR(check(c).WithContext("convert"));
+  }
   GgufWriter w;
   AddModelConfigToGguf(c, w);
   w.AddString("general.name", fs::path(hf_dir).lexically_normal().filename().string());
@@ -236,7 +240,9 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
   JISU_RETURN_IF_ERROR(AddTokenizer(hf_dir, *model, w));
 
   const ModelWeights& mw = model->weights();
-  const bool permute = c.arch != Architecture::kQwen2;
+  // GGUF readers expect llama/mistral Q and K rows permuted for interleaved rotation (llama.cpp's
+  // converter does it); the other families keep Hugging Face's half-split layout.
+  const bool permute = c.arch == Architecture::kLlama || c.arch == Architecture::kMistral;
   const std::vector<int64_t> q_order = InterleavedRopeRowOrder(c.q_dim(), c.head_dim);
   const std::vector<int64_t> k_order = InterleavedRopeRowOrder(c.kv_dim(), c.head_dim);
   const bool four_bit = t == DType::kQ4_0 || t == DType::kQ4_1;
@@ -273,11 +279,17 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
       AddVector(w, n("attn_k.bias"), l.bk, permute ? &k_order : nullptr);
       AddVector(w, n("attn_v.bias"), l.bv);
     }
+    if (!l.q_norm.empty()) {
+      AddVector(w, n("attn_q_norm.weight"), l.q_norm);
+      AddVector(w, n("attn_k_norm.weight"), l.k_norm);
+    }
     JISU_RETURN_IF_ERROR(AddMatrix(w, n("attn_output.weight"), l.wo, t, nullptr));
+    if (!l.post_attn_norm.empty()) AddVector(w, n("post_attention_norm.weight"), l.post_attn_norm);
     AddVector(w, n("ffn_norm.weight"), l.ffn_norm);
     JISU_RETURN_IF_ERROR(AddMatrix(w, n("ffn_gate.weight"), l.w_gate, t, nullptr));
     JISU_RETURN_IF_ERROR(AddMatrix(w, n("ffn_up.weight"), l.w_up, t, nullptr));
     JISU_RETURN_IF_ERROR(AddMatrix(w, n("ffn_down.weight"), l.w_down, more_bits, nullptr));
+    if (!l.post_ffn_norm.empty()) AddVector(w, n("post_ffw_norm.weight"), l.post_ffn_norm);
   }
   return w.Write(out_path);
 }

@@ -9,13 +9,46 @@
 
 #include "cuda/cuda_backend_impl.h"
 #include "kv/kv_cache.h"
+#include "model/arch/architectures.h"
+#include "model/layer_program.h"
 
 namespace jisu {
 namespace cuda_detail {
 
+namespace {
+
+// The step below implements one layer program: the Llama family's (pre-norm attention with
+// optional q/k/v bias, SwiGLU MLP, one rope table, 1/sqrt(head_dim) scaling). Anything else is
+// refused by name until its kernels exist here.
+Status CheckProgram(const ModelConfig& c) {
+  const ModelProgram p = BuildModelProgram(c);
+  ModelProgram llama;
+  AppendAttentionBlock({.qkv_bias = c.attention_bias}, llama);
+  AppendMlpBlock({.act = Activation::kSilu}, llama);
+  const std::string arch = ArchitectureName(c.arch);
+  for (size_t i = 0; i < p.layer_ops.size(); ++i) {
+    if (i >= llama.layer_ops.size() || !(p.layer_ops[i] == llama.layer_ops[i])) {
+      return Status::Unsupported("cuda backend: " + arch + "'s layer op " + std::to_string(i) +
+                                 " (" + OpName(p.layer_ops[i].code) +
+                                 ") has no CUDA kernel sequence yet");
+    }
+  }
+  if (p.layer_ops.size() != llama.layer_ops.size() || p.ropes.size() != 1 ||
+      p.embed_scale != 1.0f || p.final_logit_softcap != 0.0f ||
+      p.attn_scale != 1.0f / std::sqrt(static_cast<float>(c.head_dim))) {
+    return Status::Unsupported("cuda backend: " + arch +
+                               " (scaled embeddings, several rope tables, logit softcap or a "
+                               "custom attention scale) is not supported yet");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CudaBackend::Init() {
   const ModelConfig& c = config_;
   JISU_RETURN_IF_ERROR(c.Validate());
+  JISU_RETURN_IF_ERROR(CheckProgram(c));
   if (options_.block_size < 1 || options_.block_size > 1024) {
     return Status::InvalidArgument("cuda backend: block size must be in [1, 1024]");
   }

@@ -160,7 +160,7 @@ Status Model::LoadHuggingFace(const std::string& dir, const LoadOptions& options
   auto st = SafetensorsModel::OpenDir(dir);
   if (!st.ok()) return st.status();
   safetensors_ = std::move(st).value();
-  SafetensorsTensorSource source(*safetensors_);
+  SafetensorsTensorSource source(*safetensors_, config_.arch);
   JISU_ASSIGN_OR_RETURN(weights_, LoadModelWeights(source, config_));
   has_weights_ = true;
   return Status::Ok();

@@ -5,6 +5,7 @@
 
 #include "format/gguf.h"
 #include "format/gguf_writer.h"
+#include "model/arch/architectures.h"
 
 namespace jisu {
 namespace {
@@ -71,17 +72,7 @@ Status ParseHfRopeScaling(const json& params, ModelConfig& c) {
 
 }  // namespace
 
-const char* ArchitectureName(Architecture arch) {
-  switch (arch) {
-    case Architecture::kLlama:
-      return "llama";
-    case Architecture::kMistral:
-      return "mistral";
-    case Architecture::kQwen2:
-      return "qwen2";
-  }
-  return "?";
-}
+const char* ArchitectureName(Architecture arch) { return FindArchitecture(arch).name; }
 
 Status ModelConfig::Validate() const {
   auto in_range = [](int64_t v, int64_t lo, int64_t hi, const char* name) -> Status {
@@ -124,6 +115,17 @@ Status ModelConfig::Validate() const {
   if (sliding_window && *sliding_window <= 0) {
     return Status::InvalidArgument("model config: sliding_window must be positive");
   }
+  if (!sliding_layers.empty() && static_cast<int64_t>(sliding_layers.size()) != num_layers) {
+    return Status::InvalidArgument("model config: one sliding-layer flag per layer expected");
+  }
+  if (!(rope_local_theta >= 0.0f) || !std::isfinite(rope_local_theta) ||
+      !(query_pre_attn_scalar >= 0.0f) || !std::isfinite(query_pre_attn_scalar) ||
+      !(final_logit_softcap >= 0.0f) || !std::isfinite(final_logit_softcap) ||
+      !std::isfinite(norm_weight_offset)) {
+    return Status::InvalidArgument(
+        "model config: rope_local_base_freq, query_pre_attn_scalar and final_logit_softcapping "
+        "must be finite and >= 0");
+  }
   return Status::Ok();
 }
 
@@ -139,7 +141,16 @@ std::string ModelConfig::Describe() const {
     os << " (linear x" << rope_scaling.factor << ")";
   if (tie_word_embeddings) os << ", tied embeddings";
   if (attention_bias) os << ", qkv bias";
-  if (sliding_window) os << ", sliding window " << *sliding_window;
+  if (sliding_window) {
+    os << ", sliding window " << *sliding_window;
+    if (!sliding_layers.empty()) {
+      int64_t n = 0;
+      for (uint8_t f : sliding_layers) n += f;
+      os << " (" << n << " of " << num_layers << " layers)";
+    }
+  }
+  if (qk_norm) os << ", qk norm";
+  if (final_logit_softcap > 0) os << ", logit softcap " << final_logit_softcap;
   return os.str();
 }
 
@@ -155,18 +166,13 @@ Result<ModelConfig> ModelConfigFromHf(const json& j) {
   if (auto it = j.find("model_type"); it != j.end() && it->is_string()) {
     model_type = it->get<std::string>();
   }
-  if (arch_name == "LlamaForCausalLM" || (arch_name.empty() && model_type == "llama")) {
-    c.arch = Architecture::kLlama;
-  } else if (arch_name == "MistralForCausalLM" || (arch_name.empty() && model_type == "mistral")) {
-    c.arch = Architecture::kMistral;
-  } else if (arch_name == "Qwen2ForCausalLM" || (arch_name.empty() && model_type == "qwen2")) {
-    c.arch = Architecture::kQwen2;
-  } else {
+  const ArchitectureDef* def = FindHfArchitecture(arch_name, model_type);
+  if (def == nullptr) {
     return Status::Unsupported("config.json: unknown architecture '" +
                                (arch_name.empty() ? model_type : arch_name) +
-                               "' (supported: LlamaForCausalLM, MistralForCausalLM, "
-                               "Qwen2ForCausalLM)");
+                               "' (supported: " + SupportedArchitectureNames(true) + ")");
   }
+  c.arch = def->arch;
   JISU_ASSIGN_OR_RETURN(c.vocab_size, GetInt(j, "vocab_size"));
   JISU_ASSIGN_OR_RETURN(c.hidden_size, GetInt(j, "hidden_size"));
   JISU_ASSIGN_OR_RETURN(c.num_layers, GetInt(j, "num_hidden_layers"));
@@ -190,16 +196,10 @@ Result<ModelConfig> ModelConfigFromHf(const json& j) {
     JISU_RETURN_IF_ERROR(ParseHfRopeScaling(*it, c));
   }
   c.tie_word_embeddings = GetBool(j, "tie_word_embeddings", false);
-  c.attention_bias = c.arch == Architecture::kQwen2 ? true : GetBool(j, "attention_bias", false);
+  c.attention_bias = GetBool(j, "attention_bias", false);
   if (GetBool(j, "mlp_bias", false))
     return Status::Unsupported("config.json: mlp_bias is not supported");
-  if (c.arch == Architecture::kMistral) {
-    if (auto it = j.find("sliding_window"); it != j.end() && it->is_number_integer()) {
-      c.sliding_window = it->get<int64_t>();
-    }
-  } else if (c.arch == Architecture::kQwen2 && GetBool(j, "use_sliding_window", false)) {
-    return Status::Unsupported("config.json: Qwen2 use_sliding_window is not supported");
-  }
+  JISU_RETURN_IF_ERROR(def->read_hf(j, c));
   c.rope_style = RopeStyle::kHalfSplit;
   JISU_RETURN_IF_ERROR(c.Validate());
   return c;
@@ -208,16 +208,12 @@ Result<ModelConfig> ModelConfigFromHf(const json& j) {
 Result<ModelConfig> ModelConfigFromGguf(const GgufFile& gguf) {
   JISU_ASSIGN_OR_RETURN(std::string arch, gguf.GetString("general.architecture"));
   ModelConfig c;
-  if (arch == "llama") {
-    c.arch = Architecture::kLlama;
-  } else if (arch == "mistral") {
-    c.arch = Architecture::kMistral;
-  } else if (arch == "qwen2") {
-    c.arch = Architecture::kQwen2;
-  } else {
+  const ArchitectureDef* def = FindGgufArchitecture(arch);
+  if (def == nullptr) {
     return Status::Unsupported("GGUF: unknown architecture '" + arch +
-                               "' (supported: llama, mistral, qwen2)");
+                               "' (supported: " + SupportedArchitectureNames(false) + ")");
   }
+  c.arch = def->arch;
   auto key = [&](const char* suffix) { return arch + "." + suffix; };
   auto get_int = [&](const std::string& k) -> Result<int64_t> {
     auto r = gguf.GetInt(k);
@@ -273,24 +269,24 @@ Result<ModelConfig> ModelConfigFromGguf(const GgufFile& gguf) {
   } else if (const GgufValue* tokens = gguf.Find("tokenizer.ggml.tokens")) {
     c.vocab_size = static_cast<int64_t>(tokens->array.size());
   }
-  c.attention_bias = c.arch == Architecture::kQwen2;
   c.tie_word_embeddings = gguf.FindTensor("output.weight") == nullptr;
-  // llama.cpp's converters permute llama/mistral Q and K rows for interleaved rotation;
-  // qwen2 files keep Hugging Face's half-split layout.
-  c.rope_style = c.arch == Architecture::kQwen2 ? RopeStyle::kHalfSplit : RopeStyle::kInterleaved;
+  JISU_RETURN_IF_ERROR(def->read_gguf(gguf, c));
   JISU_RETURN_IF_ERROR(c.Validate());
   return c;
 }
 
 std::vector<float> RopeInverseFrequencies(const ModelConfig& c) {
+  return RopeInverseFrequencies(c, c.rope_theta, c.rope_scaling);
+}
+
+std::vector<float> RopeInverseFrequencies(const ModelConfig& c, float theta, const RopeScaling& s) {
   const int64_t half = c.head_dim / 2;
   std::vector<float> inv(half);
   const float dim = static_cast<float>(c.head_dim);
   for (int64_t i = 0; i < half; ++i) {
     const float exponent = static_cast<float>(2 * i) / dim;
-    inv[i] = 1.0f / std::pow(c.rope_theta, exponent);
+    inv[i] = 1.0f / std::pow(theta, exponent);
   }
-  const RopeScaling& s = c.rope_scaling;
   if (s.type == RopeScaling::Type::kLinear) {
     for (float& f : inv) f /= s.factor;
   } else if (s.type == RopeScaling::Type::kLlama3) {

@@ -1,7 +1,7 @@
-// The shape and hyper-parameters of a decoder-only transformer of the Llama family. Llama 1/2/3,
-// Mistral and Qwen2 differ only in these fields (QKV bias, tied embeddings, rope scaling,
-// sliding window), so one implementation serves them all. Built once from config.json or GGUF
-// metadata, validated once, read-only afterwards.
+// The shape and hyper-parameters of a decoder-only transformer. What each architecture does
+// with them (its layers' operations) is written once in src/model/arch/ as a ModelProgram;
+// these fields are what the files say. Built once from config.json or GGUF metadata, validated
+// once, read-only afterwards.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,7 @@ namespace jisu {
 class GgufFile;
 class GgufWriter;
 
-enum class Architecture { kLlama, kMistral, kQwen2 };
+enum class Architecture { kLlama, kMistral, kQwen2, kQwen3, kGemma3 };
 const char* ArchitectureName(Architecture arch);
 
 struct RopeScaling {
@@ -49,6 +49,23 @@ struct ModelConfig {
   bool tie_word_embeddings = false;
   bool attention_bias = false;            // bias on q/k/v projections (Qwen2)
   std::optional<int64_t> sliding_window;  // Mistral v0.1: attend to the last N positions
+  // Which layers use sliding_window (Gemma 3: five of six); empty: every layer does.
+  std::vector<uint8_t> sliding_layers;
+  bool qk_norm = false;  // RMSNorm of each query and key head before rope (Qwen3, Gemma 3)
+  // Gemma: the rope base of the sliding-window layers (the global ones use rope_theta and
+  // rope_scaling); 0: the same as rope_theta.
+  float rope_local_theta = 0.0f;
+  float query_pre_attn_scalar = 0.0f;  // attention scale 1/sqrt(this); 0: head_dim
+  float final_logit_softcap = 0.0f;    // 0: none
+  // Added to every norm weight at load (Hugging Face Gemma files store w of "x * (1 + w)";
+  // GGUF files store 1 + w already).
+  float norm_weight_offset = 0.0f;
+
+  // Whether `layer` attends through the sliding window.
+  bool LayerSlides(int64_t layer) const {
+    if (!sliding_window) return false;
+    return sliding_layers.empty() || sliding_layers[static_cast<size_t>(layer)] != 0;
+  }
 
   int64_t q_dim() const { return num_heads * head_dim; }
   int64_t kv_dim() const { return num_kv_heads * head_dim; }
@@ -58,10 +75,11 @@ struct ModelConfig {
   std::string Describe() const;  // one line for `jisu info`
 };
 
-// From a Hugging Face config.json (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM).
+// From a Hugging Face config.json (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
+// Qwen3ForCausalLM, Gemma3ForCausalLM).
 Result<ModelConfig> ModelConfigFromHf(const nlohmann::json& config);
-// From GGUF metadata (general.architecture llama / mistral / qwen2). vocab_size falls back to
-// the tokenizer's token count.
+// From GGUF metadata (general.architecture llama / mistral / qwen2 / qwen3 / gemma3).
+// vocab_size falls back to the tokenizer's token count.
 Result<ModelConfig> ModelConfigFromGguf(const GgufFile& gguf);
 // The inverse: writes general.architecture and the <arch>.* hyperparameters that
 // ModelConfigFromGguf reads (llama.cpp's key names). Rope frequency factors (llama3 scaling)
@@ -69,7 +87,10 @@ Result<ModelConfig> ModelConfigFromGguf(const GgufFile& gguf);
 void AddModelConfigToGguf(const ModelConfig& config, GgufWriter& writer);
 
 // Inverse rotary frequencies [head_dim / 2] including rope scaling, computed in float32 as
-// transformers does (so positions and angles match it bit for bit where possible).
+// transformers does (so positions and angles match it bit for bit where possible). The local
+// variant is Gemma's sliding-window layers' (rope_local_theta, no scaling).
 std::vector<float> RopeInverseFrequencies(const ModelConfig& config);
+std::vector<float> RopeInverseFrequencies(const ModelConfig& config, float theta,
+                                          const RopeScaling& scaling);
 
 }  // namespace jisu

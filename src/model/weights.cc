@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include <sstream>
+#include <utility>
 
 #include "format/gguf.h"
 #include "format/safetensors.h"
@@ -66,7 +67,96 @@ Result<std::vector<float>> RequireVector(const TensorSource& src, const std::str
   return out;
 }
 
+bool IsNormWeight(WeightId id) {
+  switch (id) {
+    case WeightId::kAttnNorm:
+    case WeightId::kQNorm:
+    case WeightId::kKNorm:
+    case WeightId::kPostAttnNorm:
+    case WeightId::kFfnNorm:
+    case WeightId::kPostFfnNorm:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// {rows, cols} of a layer weight; cols 0 for vectors.
+std::pair<int64_t, int64_t> LayerWeightShape(const ModelConfig& c, WeightId id) {
+  const int64_t h = c.hidden_size, f = c.intermediate_size;
+  switch (id) {
+    case WeightId::kWq:
+      return {c.q_dim(), h};
+    case WeightId::kWk:
+    case WeightId::kWv:
+      return {c.kv_dim(), h};
+    case WeightId::kWo:
+      return {h, c.q_dim()};
+    case WeightId::kWGate:
+    case WeightId::kWUp:
+      return {f, h};
+    case WeightId::kWDown:
+      return {h, f};
+    case WeightId::kBq:
+      return {c.q_dim(), 0};
+    case WeightId::kBk:
+    case WeightId::kBv:
+      return {c.kv_dim(), 0};
+    case WeightId::kQNorm:
+    case WeightId::kKNorm:
+      return {c.head_dim, 0};
+    default:
+      return {h, 0};
+  }
+}
+
 }  // namespace
+
+const WeightMatrix* LayerWeights::Matrix(WeightId id) const {
+  switch (id) {
+    case WeightId::kWq:
+      return &wq;
+    case WeightId::kWk:
+      return &wk;
+    case WeightId::kWv:
+      return &wv;
+    case WeightId::kWo:
+      return &wo;
+    case WeightId::kWGate:
+      return &w_gate;
+    case WeightId::kWUp:
+      return &w_up;
+    case WeightId::kWDown:
+      return &w_down;
+    default:
+      return nullptr;
+  }
+}
+
+const std::vector<float>* LayerWeights::Vector(WeightId id) const {
+  switch (id) {
+    case WeightId::kAttnNorm:
+      return &attn_norm;
+    case WeightId::kFfnNorm:
+      return &ffn_norm;
+    case WeightId::kBq:
+      return &bq;
+    case WeightId::kBk:
+      return &bk;
+    case WeightId::kBv:
+      return &bv;
+    case WeightId::kQNorm:
+      return &q_norm;
+    case WeightId::kKNorm:
+      return &k_norm;
+    case WeightId::kPostAttnNorm:
+      return &post_attn_norm;
+    case WeightId::kPostFfnNorm:
+      return &post_ffn_norm;
+    default:
+      return nullptr;
+  }
+}
 
 std::optional<TensorRef> GgufTensorSource::Find(const std::string& canonical_name) const {
   const GgufTensorInfo* info = gguf_.FindTensor(canonical_name);
@@ -75,7 +165,7 @@ std::optional<TensorRef> GgufTensorSource::Find(const std::string& canonical_nam
 }
 
 std::optional<TensorRef> SafetensorsTensorSource::Find(const std::string& canonical_name) const {
-  const std::optional<std::string> hf = HfTensorName(canonical_name);
+  const std::optional<std::string> hf = HfTensorName(canonical_name, arch_);
   if (!hf) return std::nullopt;
   const SafetensorsTensor* t = model_.Find(*hf);
   if (t == nullptr) return std::nullopt;
@@ -97,6 +187,7 @@ Result<ModelWeights> LoadModelWeights(const TensorSource& src, const ModelConfig
   const int64_t h = c.hidden_size;
   JISU_ASSIGN_OR_RETURN(w.embedding, RequireMatrix(src, "token_embd.weight", c.vocab_size, h));
   JISU_ASSIGN_OR_RETURN(w.final_norm, RequireVector(src, "output_norm.weight", h));
+  for (float& x : w.final_norm) x += c.norm_weight_offset;
   if (src.Find("output.weight")) {
     JISU_ASSIGN_OR_RETURN(w.lm_head, RequireMatrix(src, "output.weight", c.vocab_size, h));
   } else if (c.tie_word_embeddings) {
@@ -110,26 +201,23 @@ Result<ModelWeights> LoadModelWeights(const TensorSource& src, const ModelConfig
     JISU_ASSIGN_OR_RETURN(w.rope_freq_factors,
                           RequireVector(src, "rope_freqs.weight", c.head_dim / 2));
   }
+  const ModelProgram program = BuildModelProgram(c);
+  const std::vector<WeightId> used = program.UsedWeights();
   w.layers.resize(static_cast<size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     LayerWeights& l = w.layers[static_cast<size_t>(i)];
-    auto name = [i](const char* suffix) { return LayerTensorName(i, suffix); };
-    JISU_ASSIGN_OR_RETURN(l.attn_norm, RequireVector(src, name("attn_norm.weight"), h));
-    JISU_ASSIGN_OR_RETURN(l.ffn_norm, RequireVector(src, name("ffn_norm.weight"), h));
-    JISU_ASSIGN_OR_RETURN(l.wq, RequireMatrix(src, name("attn_q.weight"), c.q_dim(), h));
-    JISU_ASSIGN_OR_RETURN(l.wk, RequireMatrix(src, name("attn_k.weight"), c.kv_dim(), h));
-    JISU_ASSIGN_OR_RETURN(l.wv, RequireMatrix(src, name("attn_v.weight"), c.kv_dim(), h));
-    JISU_ASSIGN_OR_RETURN(l.wo, RequireMatrix(src, name("attn_output.weight"), h, c.q_dim()));
-    JISU_ASSIGN_OR_RETURN(l.w_gate,
-                          RequireMatrix(src, name("ffn_gate.weight"), c.intermediate_size, h));
-    JISU_ASSIGN_OR_RETURN(l.w_up,
-                          RequireMatrix(src, name("ffn_up.weight"), c.intermediate_size, h));
-    JISU_ASSIGN_OR_RETURN(l.w_down,
-                          RequireMatrix(src, name("ffn_down.weight"), h, c.intermediate_size));
-    if (c.attention_bias) {
-      JISU_ASSIGN_OR_RETURN(l.bq, RequireVector(src, name("attn_q.bias"), c.q_dim()));
-      JISU_ASSIGN_OR_RETURN(l.bk, RequireVector(src, name("attn_k.bias"), c.kv_dim()));
-      JISU_ASSIGN_OR_RETURN(l.bv, RequireVector(src, name("attn_v.bias"), c.kv_dim()));
+    for (WeightId id : used) {
+      const std::string name = LayerTensorName(i, LayerWeightName(id));
+      const auto [rows, cols] = LayerWeightShape(c, id);
+      if (WeightMatrix* m = l.Matrix(id)) {
+        JISU_ASSIGN_OR_RETURN(*m, RequireMatrix(src, name, rows, cols));
+        continue;
+      }
+      std::vector<float>* v = l.Vector(id);
+      JISU_ASSIGN_OR_RETURN(*v, RequireVector(src, name, rows));
+      if (IsNormWeight(id) && c.norm_weight_offset != 0.0f) {
+        for (float& x : *v) x += c.norm_weight_offset;
+      }
     }
   }
   return w;

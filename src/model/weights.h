@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
 #include "jisu/status.h"
+#include "model/layer_program.h"
 #include "model/model_config.h"
 #include "ops/matmul.h"
 
@@ -45,24 +47,40 @@ class GgufTensorSource : public TensorSource {
 
 class SafetensorsTensorSource : public TensorSource {
  public:
-  explicit SafetensorsTensorSource(const SafetensorsModel& model) : model_(model) {}
+  // Hugging Face names depend on the architecture (tensor_names.h).
+  SafetensorsTensorSource(const SafetensorsModel& model, Architecture arch)
+      : model_(model), arch_(arch) {}
   std::optional<TensorRef> Find(const std::string& canonical_name) const override;
 
  private:
   const SafetensorsModel& model_;
+  Architecture arch_;
 };
 
 struct LayerWeights {
-  std::vector<float> attn_norm;   // [hidden]
-  std::vector<float> ffn_norm;    // [hidden]
-  WeightMatrix wq;                // [q_dim, hidden]
-  WeightMatrix wk;                // [kv_dim, hidden]
-  WeightMatrix wv;                // [kv_dim, hidden]
-  WeightMatrix wo;                // [hidden, q_dim]
-  WeightMatrix w_gate;            // [ffn, hidden]
-  WeightMatrix w_up;              // [ffn, hidden]
-  WeightMatrix w_down;            // [hidden, ffn]
-  std::vector<float> bq, bk, bv;  // empty unless config.attention_bias
+  std::vector<float> attn_norm;       // [hidden]
+  std::vector<float> ffn_norm;        // [hidden]
+  WeightMatrix wq;                    // [q_dim, hidden]
+  WeightMatrix wk;                    // [kv_dim, hidden]
+  WeightMatrix wv;                    // [kv_dim, hidden]
+  WeightMatrix wo;                    // [hidden, q_dim]
+  WeightMatrix w_gate;                // [ffn, hidden]
+  WeightMatrix w_up;                  // [ffn, hidden]
+  WeightMatrix w_down;                // [hidden, ffn]
+  std::vector<float> bq, bk, bv;      // empty unless config.attention_bias
+  std::vector<float> q_norm, k_norm;  // [head_dim]; empty unless config.qk_norm
+  std::vector<float> post_attn_norm;  // [hidden]; Gemma only
+  std::vector<float> post_ffn_norm;   // [hidden]; Gemma only
+
+  // The matrix or vector a layer program names (WeightId): exactly one of the two is non-null.
+  const WeightMatrix* Matrix(WeightId id) const;
+  const std::vector<float>* Vector(WeightId id) const;
+  WeightMatrix* Matrix(WeightId id) {
+    return const_cast<WeightMatrix*>(std::as_const(*this).Matrix(id));
+  }
+  std::vector<float>* Vector(WeightId id) {
+    return const_cast<std::vector<float>*>(std::as_const(*this).Vector(id));
+  }
 };
 
 struct ModelWeights {
@@ -75,6 +93,7 @@ struct ModelWeights {
   uint64_t MatrixBytes() const;  // bytes of all weight matrices (what decode streams)
 };
 
+// Loads every weight that config's layer program uses (layer_program.h), with its shape checked.
 Result<ModelWeights> LoadModelWeights(const TensorSource& source, const ModelConfig& config);
 
 }  // namespace jisu

@@ -29,6 +29,19 @@ void RmsNorm(const float* x, const float* weight, float eps, int64_t n, float* o
   for (int64_t k = 0; k < n; ++k) out[k] = weight[k] * (x[k] * r);
 }
 
+void GeluTanhMul(float* gate, const float* up, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = gate[i];
+    const float inner = kSqrt2OverPi * (v + 0.044715f * v * v * v);
+    gate[i] = 0.5f * v * (1.0f + std::tanh(inner)) * up[i];
+  }
+}
+
+void SoftCap(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
+
 void SiluMul(float* gate, const float* up, int64_t n) {
   if (elementwise_internal::SiluMulAvx512(gate, up, n)) return;
   if (elementwise_internal::SiluMulAvx2(gate, up, n)) return;

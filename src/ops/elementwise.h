@@ -18,6 +18,13 @@ bool SiluMulAvx2(float* gate, const float* up, int64_t n);  // the same on AVX2
 void SiluMulPortable(float* gate, const float* up, int64_t n);
 }  // namespace elementwise_internal
 
+// gate[i] = gelu_tanh(gate[i]) * up[i] (GeGLU, PyTorch's gelu(approximate="tanh")):
+// gelu_tanh(v) = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))
+void GeluTanhMul(float* gate, const float* up, int64_t n);
+
+// x[i] = cap * tanh(x[i] / cap)   (Gemma's logit soft-capping), cap > 0
+void SoftCap(float* x, int64_t n, float cap);
+
 // In-place softmax over n values; returns nothing. Stable (subtracts the max).
 void Softmax(float* x, int64_t n);
 
