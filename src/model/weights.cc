@@ -20,14 +20,14 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 }
 
 Result<TensorRef> Require(const TensorSource& src, const std::string& name,
-                          const std::vector<int64_t>& shape) {
+                          const std::vector<int64_t>& shape, bool widenable = false) {
   std::optional<TensorRef> t = src.Find(name);
   if (!t) return Status::NotFound("tensor '" + name + "' is missing");
   if (t->shape != shape) {
     return Status::InvalidArgument("tensor '" + t->name + "' has shape " + ShapeString(t->shape) +
                                    ", expected " + ShapeString(shape));
   }
-  if (!IsSupportedWeightType(t->dtype)) {
+  if (!IsSupportedWeightType(t->dtype) && !(widenable && t->dtype == DType::kQ5_0)) {
     return Status::Unsupported("tensor '" + t->name + "' has type " +
                                std::string(DTypeName(t->dtype)) + ", which is not supported");
   }
@@ -42,8 +42,16 @@ Result<TensorRef> Require(const TensorSource& src, const std::string& name,
 }
 
 Result<WeightMatrix> RequireMatrix(const TensorSource& src, const std::string& name, int64_t rows,
-                                   int64_t cols) {
-  JISU_ASSIGN_OR_RETURN(TensorRef t, Require(src, name, {rows, cols}));
+                                   int64_t cols, ModelWeights& w) {
+  JISU_ASSIGN_OR_RETURN(TensorRef t, Require(src, name, {rows, cols}, /*widenable=*/true));
+  if (t.dtype == DType::kQ5_0) {
+    const int64_t blocks = rows * (cols / 32);  // Require checked the row length
+    std::shared_ptr<uint8_t[]> owned(new uint8_t[static_cast<size_t>(blocks) * sizeof(BlockQ8_0)]);
+    WidenQ5_0ToQ8_0(t.data, reinterpret_cast<BlockQ8_0*>(owned.get()), blocks);
+    t.dtype = DType::kQ8_0;
+    t.data = owned.get();
+    w.widened.push_back(std::move(owned));
+  }
   const auto row_bytes = RowBytes(t.dtype, static_cast<uint64_t>(cols));
   if (!row_bytes) {
     return Status::InvalidArgument("tensor '" + t.name + "': row length " + std::to_string(cols) +
@@ -185,11 +193,11 @@ uint64_t ModelWeights::MatrixBytes() const {
 Result<ModelWeights> LoadModelWeights(const TensorSource& src, const ModelConfig& c) {
   ModelWeights w;
   const int64_t h = c.hidden_size;
-  JISU_ASSIGN_OR_RETURN(w.embedding, RequireMatrix(src, "token_embd.weight", c.vocab_size, h));
+  JISU_ASSIGN_OR_RETURN(w.embedding, RequireMatrix(src, "token_embd.weight", c.vocab_size, h, w));
   JISU_ASSIGN_OR_RETURN(w.final_norm, RequireVector(src, "output_norm.weight", h));
   for (float& x : w.final_norm) x += c.norm_weight_offset;
   if (src.Find("output.weight")) {
-    JISU_ASSIGN_OR_RETURN(w.lm_head, RequireMatrix(src, "output.weight", c.vocab_size, h));
+    JISU_ASSIGN_OR_RETURN(w.lm_head, RequireMatrix(src, "output.weight", c.vocab_size, h, w));
   } else if (c.tie_word_embeddings) {
     w.lm_head = w.embedding;
   } else {
@@ -210,7 +218,7 @@ Result<ModelWeights> LoadModelWeights(const TensorSource& src, const ModelConfig
       const std::string name = LayerTensorName(i, LayerWeightName(id));
       const auto [rows, cols] = LayerWeightShape(c, id);
       if (WeightMatrix* m = l.Matrix(id)) {
-        JISU_ASSIGN_OR_RETURN(*m, RequireMatrix(src, name, rows, cols));
+        JISU_ASSIGN_OR_RETURN(*m, RequireMatrix(src, name, rows, cols, w));
         continue;
       }
       std::vector<float>* v = l.Vector(id);

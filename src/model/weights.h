@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -91,6 +92,10 @@ struct ModelWeights {
   std::optional<std::vector<float>> rope_freq_factors;  // GGUF rope_freqs.weight, [head_dim/2]
 
   uint64_t MatrixBytes() const;  // bytes of all weight matrices (what decode streams)
+
+  // Matrices stored in a type the kernels do not read, rewritten at load into one they do
+  // (Q5_0 as Q8_0, value for value); the WeightMatrix views above point into these.
+  std::vector<std::shared_ptr<uint8_t[]>> widened;  // shared by copies of the views
 };
 
 // Loads every weight that config's layer program uses (layer_program.h), with its shape checked.

@@ -138,6 +138,23 @@ bool IsSupportedWeightType(DType dtype) {
   }
 }
 
+void WidenQ5_0ToQ8_0(const uint8_t* src, BlockQ8_0* dst, int64_t num_blocks) {
+  constexpr int64_t kBytes = 22;  // f16 d, uint32 high bits, 16 bytes of low nibbles
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    const uint8_t* in = src + b * kBytes;
+    uint32_t qh = 0;
+    std::memcpy(&dst[b].d, in, 2);
+    std::memcpy(&qh, in + 2, 4);
+    const uint8_t* qs = in + 6;
+    for (int j = 0; j < kQK / 2; ++j) {
+      const int lo = (qs[j] & 0x0F) | (((qh >> j) & 1) << 4);
+      const int hi = (qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4);
+      dst[b].qs[j] = static_cast<int8_t>(lo - 16);
+      dst[b].qs[j + kQK / 2] = static_cast<int8_t>(hi - 16);
+    }
+  }
+}
+
 void DequantizeRow(DType dtype, const void* src, float* dst, int64_t n) {
   assert(IsSupportedWeightType(dtype));
   assert(n >= 0 && n % Traits(dtype).block_size == 0);

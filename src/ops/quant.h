@@ -37,6 +37,11 @@ static_assert(sizeof(BlockQ4_1) == 20);
 // the K-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (ops/quant_k.h).
 bool IsSupportedWeightType(DType dtype);
 
+// Q5_0 blocks (f16 scale d, 5-bit q: value (q - 16) * d) rewritten as Q8_0 blocks with the same
+// d and q - 16 in [-16, 15]: the values are identical, and the fast Q8_0 kernels run them.
+// Loaders widen Q5_0 tensors this way (1.55x their bytes). src: 22-byte blocks, dst: 34-byte.
+void WidenQ5_0ToQ8_0(const uint8_t* src, BlockQ8_0* dst, int64_t num_blocks);
+
 // Converts `n` elements of a row stored as `dtype` to float. n must be a multiple of the
 // type's block size.
 void DequantizeRow(DType dtype, const void* src, float* dst, int64_t n);
