@@ -2,7 +2,9 @@
 // access on values (Python methods of str/dict/list bound as callables, with the mutating
 // ones refused like jinja2's ImmutableSandboxedEnvironment does), arithmetic with Python
 // semantics, and the globals transformers defines (range, namespace, dict, raise_exception,
-// strftime_now, joiner, cycler).
+// strftime_now, joiner, cycler). Implemented across jinja_builtins.cc (filter and test lookup,
+// the tests), jinja_filters_text.cc, jinja_filters_sequence.cc, jinja_operators.cc,
+// jinja_attributes.cc, jinja_str_methods.cc and jinja_globals.cc.
 #pragma once
 
 #include <memory>

@@ -1,3 +1,9 @@
+// The generation flow shared by /v1/chat/completions and /v1/completions: parse, check the
+// model, build and tokenize the prompt(s), submit n engine requests per prompt, then either
+// wait and answer one JSON object or stream server-sent events, cancelling the engine
+// requests when the client goes away. Where the endpoints differ (prompt building, logprobs,
+// the shapes of choices and deltas) it asks the request's EndpointShape
+// (generation_endpoint.h).
 #include "server/generation_handler.h"
 
 #include <httplib.h>
@@ -13,6 +19,7 @@
 #include <random>
 
 #include "server/connection_probe.h"
+#include "server/generation_endpoint.h"
 #include "server/http_server.h"
 #include "server/server_cpu.h"
 #include "server/stream_chunk.h"
@@ -29,31 +36,6 @@ struct Job {
   std::deque<std::pair<size_t, EngineOutput>> events;  // choice index, output
 };
 
-struct Choice {
-  RequestId id = 0;
-  size_t prompt_index = 0;
-  std::string text;
-  int64_t num_tokens = 0;
-  int64_t num_prompt_tokens = 0;
-  int64_t num_cached_tokens = 0;
-  std::string finish_reason;
-  Status error;
-  bool done = false;
-  bool started = false;                   // streaming: the role chunk was sent
-  Json logprobs_content = Json::array();  // chat: logprobs.content entries
-  Json completion_logprobs = {{"tokens", Json::array()},
-                              {"token_logprobs", Json::array()},
-                              {"top_logprobs", Json::array()},
-                              {"text_offset", Json::array()}};
-  int64_t text_offset = 0;
-};
-
-struct PreparedPrompt {
-  std::vector<int32_t> tokens;
-  int64_t num_shared_prefix = 0;
-  std::string echo_text;
-};
-
 std::string NewId(const char* prefix) {
   static std::atomic<uint64_t> counter{0};
   static const uint64_t salt = std::random_device{}();
@@ -61,34 +43,6 @@ std::string NewId(const char* prefix) {
   std::snprintf(buf, sizeof buf, "%s%016llx%08llx", prefix, static_cast<unsigned long long>(salt),
                 static_cast<unsigned long long>(counter.fetch_add(1)));
   return buf;
-}
-
-std::string TokenText(const Tokenizer& tok, int32_t id) { return tok.TokenBytes(id); }
-
-// Appends one token's logprob entries in the endpoint's shape.
-void AddLogprobs(const Tokenizer& tok, Endpoint endpoint, const SampledLogprobs& lp, Choice* c,
-                 Json* chat_delta_content) {
-  const std::string bytes = TokenText(tok, lp.token_id);
-  const std::string text = ValidUtf8(bytes);
-  if (endpoint == Endpoint::kChat) {
-    Json entry = {{"token", text}, {"logprob", lp.logprob}, {"bytes", BytesJson(bytes)}};
-    Json top = Json::array();
-    for (const TokenLogprob& t : lp.top) {
-      const std::string tb = TokenText(tok, t.id);
-      top.push_back({{"token", ValidUtf8(tb)}, {"logprob", t.logprob}, {"bytes", BytesJson(tb)}});
-    }
-    entry["top_logprobs"] = std::move(top);
-    if (chat_delta_content) chat_delta_content->push_back(entry);
-    c->logprobs_content.push_back(std::move(entry));
-  } else {
-    Json top = Json::object();
-    for (const TokenLogprob& t : lp.top) top[ValidUtf8(TokenText(tok, t.id))] = t.logprob;
-    c->completion_logprobs["tokens"].push_back(text);
-    c->completion_logprobs["token_logprobs"].push_back(lp.logprob);
-    c->completion_logprobs["top_logprobs"].push_back(std::move(top));
-    c->completion_logprobs["text_offset"].push_back(c->text_offset);
-    c->text_offset += static_cast<int64_t>(text.size());
-  }
 }
 
 ApiError ContextError(int64_t prompt_tokens, int64_t max_len, const char* param) {
@@ -101,76 +55,14 @@ ApiError ContextError(int64_t prompt_tokens, int64_t max_len, const char* param)
   return e;
 }
 
-// Tokenizes the request's prompt(s).
-std::optional<ApiError> Prepare(const GenerationRequest& g, const GenerationContext& ctx,
-                                std::vector<PreparedPrompt>* out) {
-  const Model& model = *ctx.served->model;
-  const Tokenizer& tok = model.tokenizer();
-  const int64_t vocab = model.config().vocab_size;
+// Tokenizes the request's prompt(s) and checks that each leaves room for a completion.
+std::optional<ApiError> Prepare(const EndpointShape& shape, const GenerationRequest& g,
+                                const GenerationContext& ctx, std::vector<PreparedPrompt>* out) {
   const int64_t max_len = ctx.served->max_model_len;
-  if (g.endpoint == Endpoint::kChat) {
-    if (ctx.chat_template == nullptr) {
-      return ApiError::BadRequest("this model has no chat template; use /v1/completions");
-    }
-    ChatTemplateInputs in;
-    in.messages = g.messages;
-    in.add_generation_prompt = true;
-    in.bos_token = model.bos_token();
-    in.eos_token = model.eos_token();
-    auto text = ctx.chat_template->Render(in);
-    if (!text.ok()) {
-      return ApiError::BadRequest(
-          "the chat template rejected the messages: " + text.status().message(), "messages");
-    }
-    PreparedPrompt p;
-    p.tokens = tok.Encode(*text, /*add_special=*/false);
-    // Leading system/developer messages are the shared prefix: their tokens are the common
-    // prefix of their own rendering and the full prompt (templates may join them differently).
-    size_t k = 0;
-    while (k < g.messages.size() &&
-           (g.messages[k]["role"] == "system" || g.messages[k]["role"] == "developer")) {
-      ++k;
-    }
-    if (k > 0 && k < g.messages.size()) {
-      in.messages = nlohmann::ordered_json(g.messages.begin(), g.messages.begin() + k);
-      in.add_generation_prompt = false;
-      auto sys = ctx.chat_template->Render(in);
-      if (sys.ok()) {
-        const std::vector<int32_t> st = tok.Encode(*sys, false);
-        size_t n = 0;
-        while (n < st.size() && n < p.tokens.size() && st[n] == p.tokens[n]) ++n;
-        p.num_shared_prefix = static_cast<int64_t>(n);
-      }
-    }
-    out->push_back(std::move(p));
-  } else {
-    for (size_t i = 0; i < g.prompts.size(); ++i) {
-      const PromptInput& in = g.prompts[i];
-      PreparedPrompt p;
-      if (in.is_tokens) {
-        for (int32_t id : in.tokens) {
-          if (id >= vocab) {
-            return ApiError::BadRequest("token id " + std::to_string(id) +
-                                            " is outside the vocabulary of " +
-                                            std::to_string(vocab),
-                                        "prompt");
-          }
-        }
-        p.tokens = in.tokens;
-        if (g.echo) p.echo_text = tok.Decode(in.tokens, /*skip_special=*/true);
-      } else {
-        p.tokens = tok.Encode(in.text, /*add_special=*/true);
-        if (g.echo) p.echo_text = in.text;
-      }
-      if (p.tokens.empty()) return ApiError::BadRequest("the prompt has no tokens", "prompt");
-      out->push_back(std::move(p));
-    }
-  }
+  if (auto err = shape.BuildPrompts(g, ctx, out)) return err;
   for (const PreparedPrompt& p : *out) {
     const int64_t n = static_cast<int64_t>(p.tokens.size());
-    if (n >= max_len) {
-      return ContextError(n, max_len, g.endpoint == Endpoint::kChat ? "messages" : "prompt");
-    }
+    if (n >= max_len) return ContextError(n, max_len, shape.prompt_param());
   }
   return std::nullopt;
 }
@@ -191,10 +83,11 @@ class GenerationRun {
   GenerationRun(std::shared_ptr<const GenerationRequest> g, const GenerationContext& ctx)
       : owned_(std::move(g)),
         g_(*owned_),
+        shape_(ShapeOf(g_.endpoint)),
         ctx_(ctx),
         tok_(ctx.served->model->tokenizer()),
         job_(std::make_shared<Job>()),
-        id_(NewId(g_.endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-")),
+        id_(NewId(shape_.id_prefix())),
         created_(static_cast<int64_t>(std::time(nullptr))) {
     ctx_.in_flight->fetch_add(1);
   }
@@ -214,9 +107,8 @@ class GenerationRun {
         r.prompt = prompts[p].tokens;
         r.sampling = g_.sampling;
         const int64_t room = max_len - static_cast<int64_t>(r.prompt.size());
-        int64_t want = g_.max_tokens_given > 0          ? g_.max_tokens_given
-                       : g_.endpoint == Endpoint::kChat ? room
-                                                        : 16;
+        int64_t want =
+            g_.max_tokens_given > 0 ? g_.max_tokens_given : shape_.DefaultMaxTokens(room);
         r.sampling.max_tokens = static_cast<int32_t>(std::min(want, room));
         if (r.sampling.seed && i > 0) r.sampling.seed = *r.sampling.seed + uint64_t(i);
         r.tenant = engine.InternTenant(g_.user);
@@ -224,6 +116,7 @@ class GenerationRun {
         r.top_logprobs = g_.top_logprobs;
         Choice c;
         c.prompt_index = p;
+        c.logprobs = shape_.EmptyLogprobs();
         c.text_offset = static_cast<int64_t>(prompts[p].echo_text.size());
         if (g_.echo) c.text = prompts[p].echo_text;
         c.num_prompt_tokens = static_cast<int64_t>(r.prompt.size());
@@ -286,17 +179,11 @@ class GenerationRun {
     for (size_t i = 0; i < choices_.size(); ++i) {
       const Choice& c = choices_[i];
       Json ch = {{"index", i}};
-      if (g_.endpoint == Endpoint::kChat) {
-        ch["message"] = {{"role", "assistant"}, {"content", ValidUtf8(c.text)}};
-        ch["logprobs"] = g_.top_logprobs >= 0 ? Json{{"content", c.logprobs_content}} : Json();
-      } else {
-        ch["text"] = ValidUtf8(c.text);
-        ch["logprobs"] = g_.top_logprobs >= 0 ? c.completion_logprobs : Json();
-      }
+      shape_.FillChoice(c, g_.top_logprobs >= 0, &ch);
       ch["finish_reason"] = c.finish_reason;
       choices.push_back(std::move(ch));
     }
-    Json body = Header(g_.endpoint == Endpoint::kChat ? "chat.completion" : "text_completion");
+    Json body = Header(shape_.object());
     body["choices"] = std::move(choices);
     body["usage"] = Usage();
     return {200, body};
@@ -332,13 +219,13 @@ class GenerationRun {
           if (!send(e.ToJson())) return Abandon();
           continue;
         }
-        if (!was_started && g_.endpoint == Endpoint::kChat) {
-          if (!send(Chunk(index, Json{{"role", "assistant"}, {"content", ""}}, Json(), Json())))
+        if (!was_started) {
+          Json opening = shape_.OpeningDelta();
+          if (!opening.is_null() && !send(Chunk(index, std::move(opening), Json(), Json()))) {
             return Abandon();
+          }
         }
-        const bool has_lp = g_.top_logprobs >= 0 && (g_.endpoint == Endpoint::kChat
-                                                         ? !delta_logprobs.empty()
-                                                         : !delta_completion_lp_["tokens"].empty());
+        const bool has_lp = g_.top_logprobs >= 0 && !delta_logprobs.is_null();
         if (!has_lp && (!delta.empty() || fin)) {  // the per-token path: no JSON tree
           const std::string& line = chunks.Chunk(index, ValidUtf8(delta), fin ? reason : "");
           ServerCpu::Charge(CpuStage::kStream);
@@ -346,21 +233,16 @@ class GenerationRun {
           ServerCpu::Charge(CpuStage::kWrite);
           if (!ok) return Abandon();
         } else if (!delta.empty() || has_lp) {
-          Json lp;
-          if (has_lp && g_.endpoint == Endpoint::kChat) lp = {{"content", delta_logprobs}};
-          if (has_lp && g_.endpoint == Endpoint::kCompletion) lp = delta_completion_lp_;
-          Json d = g_.endpoint == Endpoint::kChat ? Json{{"content", ValidUtf8(delta)}}
-                                                  : Json(ValidUtf8(delta));
+          Json lp = has_lp ? shape_.ChunkLogprobs(std::move(delta_logprobs)) : Json();
+          Json d = shape_.TextDelta(ValidUtf8(delta));
           if (!send(Chunk(index, d, lp, fin ? Json(reason) : Json()))) return Abandon();
         } else if (fin) {
-          Json d = g_.endpoint == Endpoint::kChat ? Json::object() : Json("");
-          if (!send(Chunk(index, d, Json(), Json(reason)))) return Abandon();
+          if (!send(Chunk(index, shape_.EmptyDelta(), Json(), Json(reason)))) return Abandon();
         }
       }
     }
     if (g_.include_usage) {
-      Json last =
-          Header(g_.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion");
+      Json last = Header(shape_.chunk_object());
       last["choices"] = Json::array();
       last["usage"] = Usage();
       if (!send(last)) return Abandon();
@@ -419,7 +301,8 @@ class GenerationRun {
     return ev;
   }
 
-  void Apply(size_t index, const EngineOutput& o, Json* chat_delta_logprobs) {
+  // Adds an output to its choice; with `delta_logprobs`, also the output's logprobs there.
+  void Apply(size_t index, const EngineOutput& o, Json* delta_logprobs) {
     Choice& c = choices_[index];
     if (c.done) return;
     c.text += o.text;
@@ -427,17 +310,8 @@ class GenerationRun {
     if (o.num_prompt_tokens > 0) c.num_prompt_tokens = o.num_prompt_tokens;
     c.num_cached_tokens = std::max(c.num_cached_tokens, o.num_cached_prompt_tokens);
     if (g_.top_logprobs >= 0) {
-      delta_completion_lp_ = {{"tokens", Json::array()},
-                              {"token_logprobs", Json::array()},
-                              {"top_logprobs", Json::array()},
-                              {"text_offset", Json::array()}};
       for (const SampledLogprobs& lp : o.logprobs) {
-        AddLogprobs(tok_, g_.endpoint, lp, &c, chat_delta_logprobs);
-        if (g_.endpoint == Endpoint::kCompletion) {
-          for (const char* k : {"tokens", "token_logprobs", "top_logprobs", "text_offset"}) {
-            delta_completion_lp_[k].push_back(c.completion_logprobs[k].back());
-          }
-        }
+        shape_.AddLogprobs(tok_, lp, &c, delta_logprobs);
       }
     }
     if (o.finished) {
@@ -453,13 +327,9 @@ class GenerationRun {
   }
 
   Json Chunk(size_t index, Json delta, Json logprobs, Json finish_reason) const {
-    Json j = Header(g_.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion");
+    Json j = Header(shape_.chunk_object());
     Json ch = {{"index", index}};
-    if (g_.endpoint == Endpoint::kChat) {
-      ch["delta"] = std::move(delta);
-    } else {
-      ch["text"] = std::move(delta);
-    }
+    ch[shape_.delta_key()] = std::move(delta);
     ch["logprobs"] = std::move(logprobs);
     ch["finish_reason"] = std::move(finish_reason);
     j["choices"] = Json::array({std::move(ch)});
@@ -484,13 +354,13 @@ class GenerationRun {
 
   std::shared_ptr<const GenerationRequest> owned_;
   const GenerationRequest& g_;
+  const EndpointShape& shape_;
   const GenerationContext& ctx_;  // the server's, outlives every run
   const Tokenizer& tok_;
   std::shared_ptr<Job> job_;
   std::vector<Choice> choices_;
   std::string id_;
   int64_t created_;
-  Json delta_completion_lp_;
 };
 
 }  // namespace
@@ -530,7 +400,7 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
                                             "model"));
   }
   std::vector<PreparedPrompt> prompts;
-  err = Prepare(*g, ctx, &prompts);
+  err = Prepare(ShapeOf(g->endpoint), *g, ctx, &prompts);
   ServerCpu::Charge(CpuStage::kPrepare);
   if (err) return SetError(res, *err);
   auto run = std::make_shared<GenerationRun>(g, ctx);
