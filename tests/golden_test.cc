@@ -204,6 +204,7 @@ TEST_P(GoldenTest, PerplexityMatchesTransformers) {
   std::printf("ppl %.5f vs transformers %.5f (%s)\n", r->ppl, want,
               VariantName({GetParam(), 0}).c_str());
   EXPECT_EQ(r->num_scored, p["num_scored"].get<int64_t>());
+  EXPECT_EQ(r->top1.size(), static_cast<size_t>(r->num_scored));
   EXPECT_NEAR(r->ppl, want, want * GetParam().ppl_tolerance);
 }
 

@@ -18,6 +18,7 @@ struct PerplexityFlags {
   int threads = 0;
   std::string kv_type = "f16";
   bool json = false;
+  std::string top1_out;
 };
 
 Status RunPerplexity(const PerplexityFlags& f) {
@@ -32,6 +33,13 @@ Status RunPerplexity(const PerplexityFlags& f) {
   };
   JISU_ASSIGN_OR_RETURN(PerplexityResult r,
                         ComputePerplexity(*model, text, f.ctx, f.chunks, pool, kv_type, progress));
+  if (!f.top1_out.empty()) {
+    std::FILE* out = std::fopen(f.top1_out.c_str(), "w");
+    if (out == nullptr) return Status::InvalidArgument("cannot write " + f.top1_out);
+    const std::string text_out = nlohmann::json(r.top1).dump() + "\n";
+    const bool ok = std::fwrite(text_out.data(), 1, text_out.size(), out) == text_out.size();
+    if (std::fclose(out) != 0 || !ok) return Status::Internal("writing " + f.top1_out + " failed");
+  }
   if (f.json) {
     nlohmann::json out = {
         {"ppl", r.ppl},           {"mean_nll", r.mean_nll}, {"num_scored", r.num_scored},
@@ -58,6 +66,9 @@ void RegisterPerplexity(CLI::App& app) {
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
   cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
   cmd->add_flag("--json", flags->json, "print one JSON object");
+  cmd->add_option("--top1-out", flags->top1_out,
+                  "write the most likely token at every scored position (JSON array), for "
+                  "top-1 agreement with a reference");
   cmd->callback([flags] { ReportStatus(RunPerplexity(*flags)); });
 }
 

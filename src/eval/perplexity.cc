@@ -36,13 +36,21 @@ Result<PerplexityResult> ComputePerplexity(const Model& model, const std::string
   const auto start = std::chrono::steady_clock::now();
   double nll_sum = 0;
   int64_t scored = 0;
+  std::vector<int32_t> top1;
   for (int64_t c = 0; c < num_chunks; ++c) {
     std::span<const int32_t> window(ids.data() + c * ctx, static_cast<size_t>(ctx));
     JISU_ASSIGN_OR_RETURN(std::vector<float> logits, generator->PromptLogits(window, positions));
     for (int64_t p = 0; p + 1 < ctx; ++p) {
       const float* row = logits.data() + p * vocab;
       double max_logit = row[0];
-      for (int64_t v = 1; v < vocab; ++v) max_logit = std::max(max_logit, double(row[v]));
+      int32_t best = 0;
+      for (int64_t v = 1; v < vocab; ++v) {
+        if (row[v] > max_logit) {
+          max_logit = row[v];
+          best = static_cast<int32_t>(v);
+        }
+      }
+      top1.push_back(best);
       double sum = 0;
       for (int64_t v = 0; v < vocab; ++v) sum += std::exp(double(row[v]) - max_logit);
       const double log_z = max_logit + std::log(sum);
@@ -54,6 +62,7 @@ Result<PerplexityResult> ComputePerplexity(const Model& model, const std::string
   PerplexityResult r;
   r.num_scored = scored;
   r.num_chunks = num_chunks;
+  r.top1 = std::move(top1);
   r.mean_nll = nll_sum / scored;
   r.ppl = std::exp(r.mean_nll);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "jisu/status.h"
@@ -21,6 +22,9 @@ struct PerplexityResult {
   int64_t num_scored = 0;
   int64_t num_chunks = 0;
   double seconds = 0;
+  // The model's most likely next token at every scored position (first maximum), in order:
+  // teacher-forced top-1 agreement against a reference is computed from these.
+  std::vector<int32_t> top1;
 };
 
 // max_chunks <= 0 means all full windows. on_chunk (optional) gets (chunk index, running ppl).

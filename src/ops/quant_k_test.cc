@@ -54,6 +54,28 @@ TEST(QuantK, DequantizeQ4_KMatchesGgufPy) { CheckFixture(DType::kQ4_K); }
 TEST(QuantK, DequantizeQ5_KMatchesGgufPy) { CheckFixture(DType::kQ5_K); }
 TEST(QuantK, DequantizeQ6_KMatchesGgufPy) { CheckFixture(DType::kQ6_K); }
 
+// Q5_0 is read by widening each block to Q8_0 (ops/quant.h): the widened blocks must
+// dequantize to gguf-py's Q5_0 values bit for bit.
+TEST(QuantK, WidenedQ5_0MatchesGgufPy) {
+  const std::string base = (testing::TestDataDir() / "ops" / "kquants" / "q5_0").string();
+  const std::vector<uint8_t> blocks = ReadFile(base + ".blocks");
+  const std::vector<uint8_t> expected_bytes = ReadFile(base + ".f32");
+  ASSERT_FALSE(blocks.empty()) << "missing " << base << ".blocks";
+  ASSERT_EQ(blocks.size() % 22, 0u);
+  const int64_t nb = static_cast<int64_t>(blocks.size()) / 22;
+  ASSERT_EQ(expected_bytes.size(), static_cast<size_t>(nb) * kQK * sizeof(float));
+  std::vector<BlockQ8_0> widened(static_cast<size_t>(nb));
+  WidenQ5_0ToQ8_0(blocks.data(), widened.data(), nb);
+  std::vector<float> got(static_cast<size_t>(nb * kQK));
+  DequantizeRow(DType::kQ8_0, widened.data(), got.data(), nb * kQK);
+  EXPECT_EQ(std::memcmp(got.data(), expected_bytes.data(), expected_bytes.size()), 0);
+  for (int64_t i = 0; i < nb * kQK; ++i) {
+    float want;
+    std::memcpy(&want, expected_bytes.data() + i * 4, 4);
+    ASSERT_EQ(got[i], want) << "element " << i;
+  }
+}
+
 TEST(QuantK, RowBytesAndTraits) {
   EXPECT_EQ(RowBytes(DType::kQ4_K, 512).value(), 288u);
   EXPECT_EQ(RowBytes(DType::kQ5_K, 256).value(), 176u);

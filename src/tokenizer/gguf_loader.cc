@@ -5,8 +5,8 @@
 //     respelled byte-level); the pre-tokenizer is GPT-2's ByteLevel regex unless `pre` names a
 //     known split pattern (llama-bpe/llama3 family, qwen2 family), which then runs first;
 //   - "llama": LlamaTokenizer (Metaspace "first", byte fallback), merges from the file or, when
-//     absent, derived from the scores as transformers' generate_merges does. add_space_prefix
-//     is not consulted (transformers ignores it too);
+//     absent, derived from the scores as transformers' generate_merges does; add_space_prefix
+//     false (Gemma) turns the dummy prefix off, as transformers' Gemma converter does;
 //   - token type 3 (control) -> special added tokens (byte-level: only those spelled in the
 //     byte alphabet), 4 (user-defined) -> non-special added tokens; bos/eos/unk/pad ids name
 //     special tokens as well;
@@ -147,9 +147,14 @@ Result<std::unique_ptr<Tokenizer>> Load(const GgufTokenizerData& d) {
       JISU_ASSIGN_OR_RETURN(spec.pre_tokenizer, PreTokenizer::ByteLevel(false, true));
     }
   } else {
-    JISU_ASSIGN_OR_RETURN(spec.pre_tokenizer,
-                          PreTokenizer::Metaspace("\xE2\x96\x81", PrependScheme::kFirst, false));
-    JISU_ASSIGN_OR_RETURN(spec.decoder, Decoder::SentencePiece(true));
+    // add_space_prefix = false (Gemma's files): no dummy "▁" before the text, and none to
+    // strip when decoding (transformers' Gemma converter, llama.cpp).
+    const bool prefix = d.add_space_prefix.value_or(true);
+    JISU_ASSIGN_OR_RETURN(
+        spec.pre_tokenizer,
+        PreTokenizer::Metaspace("\xE2\x96\x81",
+                                prefix ? PrependScheme::kFirst : PrependScheme::kNever, false));
+    JISU_ASSIGN_OR_RETURN(spec.decoder, Decoder::SentencePiece(prefix));
     spec.bpe = BpeOptions{std::nullopt, /*fuse_unk=*/true, /*byte_fallback=*/true, false};
   }
 
