@@ -17,13 +17,13 @@ namespace cuda_detail {
 
 namespace {
 
-// The step below implements one layer program: the Llama family's (pre-norm attention with
-// optional q/k/v bias, SwiGLU MLP, one rope table, 1/sqrt(head_dim) scaling). Anything else is
-// refused by name until its kernels exist here.
-Status CheckProgram(const ModelConfig& c) {
-  const ModelProgram p = BuildModelProgram(c);
+// The step below implements the layer programs of the Llama family: pre-norm attention with
+// optional q/k/v bias and QK-norm (Qwen3), SwiGLU MLP, one rope table, 1/sqrt(head_dim)
+// scaling. Anything else is refused by name until its kernels exist here.
+Status CheckProgram(const ModelConfig& c, const ModelProgram& p) {
   ModelProgram llama;
-  AppendAttentionBlock({.qkv_bias = c.attention_bias}, llama);
+  AppendAttentionBlock({.qkv_bias = p.Uses(WeightId::kBq), .qk_norm = p.Uses(WeightId::kQNorm)},
+                       llama);
   AppendMlpBlock({.act = Activation::kSilu}, llama);
   const std::string arch = ArchitectureName(c.arch);
   for (size_t i = 0; i < p.layer_ops.size(); ++i) {
@@ -48,7 +48,9 @@ Status CheckProgram(const ModelConfig& c) {
 Status CudaBackend::Init() {
   const ModelConfig& c = config_;
   JISU_RETURN_IF_ERROR(c.Validate());
-  JISU_RETURN_IF_ERROR(CheckProgram(c));
+  const ModelProgram program = BuildModelProgram(c);
+  JISU_RETURN_IF_ERROR(CheckProgram(c, program));
+  head_norm_ = program.Uses(WeightId::kQNorm);
   if (options_.block_size < 1 || options_.block_size > 1024) {
     return Status::InvalidArgument("cuda backend: block size must be in [1, 1024]");
   }
@@ -286,7 +288,9 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   cudaStream_t s = stream_;
   // Steps of a few tokens (decode) run on the fused GEMVs of gemv.cu: RMSNorm, RoPE + K/V
   // write, SwiGLU and the residual add ride in the products, five launches a layer.
-  const bool fused_gemv = options_.fused_kernels &&
+  // QK-norm sits between the projection and rope, inside what kQkvRope fuses: such models take
+  // the GEMM path's kernels at every step size.
+  const bool fused_gemv = options_.fused_kernels && !head_norm_ &&
                           T <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
                           hidden % 8 == 0 && c.q_dim() % 8 == 0 && c.intermediate_size % 8 == 0 &&
                           c.head_dim % 2 == 0;
@@ -460,16 +464,22 @@ Status CudaBackend::NormQkvRope(int64_t layer, int64_t T, uint16_t* kv) {
   JISU_RETURN_IF_ERROR(Gemm(w.wqkv, QkvDim(), hidden, xn_.get(), T, qkv_.as<float>(), false));
   Mark("gemm_qkv");
   const bool interleaved = c.rope_style == RopeStyle::kInterleaved;
+  const float* bias = w.bqkv.size() ? w.bqkv.as<float>() : nullptr;
+  if (w.q_norm.size()) {  // the bias goes first, then the head norms, then rope
+    const int qkv_dim = static_cast<int>(QkvDim());
+    if (bias) cuda::LaunchAddBias(qkv_.as<float>(), bias, T32, qkv_dim, qkv_dim, s);
+    bias = nullptr;
+    cuda::LaunchHeadRmsNorm(qkv_.as<float>(), w.q_norm.as<float>(), w.k_norm.as<float>(), T32,
+                            heads, kv_heads, head_dim, qkv_dim, c.rms_norm_eps, s);
+    Mark("head_norm");
+  }
   if (options_.fused_kernels) {
-    cuda::LaunchQkvRope(qkv_.as<float>(), w.bqkv.size() ? w.bqkv.as<float>() : nullptr,
-                        meta + off_pos_, meta + off_slots_, T32, heads, kv_heads, head_dim,
-                        inv_freq_.as<float>(), interleaved, q_scale, q_.as<float>(), kv, block_size,
-                        s);
+    cuda::LaunchQkvRope(qkv_.as<float>(), bias, meta + off_pos_, meta + off_slots_, T32, heads,
+                        kv_heads, head_dim, inv_freq_.as<float>(), interleaved, q_scale,
+                        q_.as<float>(), kv, block_size, s);
   } else {
     const int qkv_dim = static_cast<int>(QkvDim());
-    if (w.bqkv.size()) {
-      cuda::LaunchAddBias(qkv_.as<float>(), w.bqkv.as<float>(), T32, qkv_dim, qkv_dim, s);
-    }
+    if (bias) cuda::LaunchAddBias(qkv_.as<float>(), bias, T32, qkv_dim, qkv_dim, s);
     cuda::LaunchRopeInPlace(qkv_.as<float>(), meta + off_pos_, T32, heads, kv_heads, head_dim,
                             inv_freq_.as<float>(), interleaved, s);
     cuda::LaunchSplitQkvToCache(qkv_.as<float>(), meta + off_slots_, T32, heads, kv_heads, head_dim,

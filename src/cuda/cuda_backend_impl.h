@@ -32,6 +32,8 @@ struct DeviceLayer {
   DeviceBuffer attn_norm;  // f32 [hidden]
   DeviceBuffer ffn_norm;   // f32 [hidden]
   DeviceBuffer bqkv;       // f32 [q_dim + 2 kv_dim], empty without attention bias
+  DeviceBuffer q_norm;     // f32 [head_dim], empty without QK-norm
+  DeviceBuffer k_norm;     // f32 [head_dim]
 };
 
 // Query tokens of one sequence processed together against its keys [kv_lo, kv_hi).
@@ -127,6 +129,7 @@ class CudaBackend final : public ForwardBackend {
 
   ModelConfig config_;
   CudaBackendOptions options_;
+  bool head_norm_ = false;  // the layer program has QK-norm (Qwen3)
   std::string device_name_;
   int num_sms_ = 0;
   cudaStream_t stream_ = nullptr;

@@ -126,6 +126,10 @@ Status CudaBackend::Upload(const ModelWeights& w) {
       b.insert(b.end(), src.bv.begin(), src.bv.end());
       JISU_RETURN_IF_ERROR(UploadFloats(b, dst.bqkv));
     }
+    if (head_norm_) {
+      JISU_RETURN_IF_ERROR(UploadFloats(src.q_norm, dst.q_norm));
+      JISU_RETURN_IF_ERROR(UploadFloats(src.k_norm, dst.k_norm));
+    }
   }
   JISU_RETURN_IF_ERROR(UploadFloats(w.final_norm, final_norm_));
   std::vector<float> inv_freq = RopeInverseFrequencies(c);
@@ -160,6 +164,12 @@ Status CudaBackend::FillRandom(uint64_t seed) {
     if (c.attention_bias) {
       JISU_RETURN_IF_ERROR(l.bqkv.Resize(QkvDim() * 4));
       cuda::LaunchFillF32(l.bqkv.as<float>(), QkvDim(), 0.0f, stream_);
+    }
+    if (head_norm_) {
+      JISU_RETURN_IF_ERROR(l.q_norm.Resize(c.head_dim * 4));
+      JISU_RETURN_IF_ERROR(l.k_norm.Resize(c.head_dim * 4));
+      cuda::LaunchFillF32(l.q_norm.as<float>(), c.head_dim, 1.0f, stream_);
+      cuda::LaunchFillF32(l.k_norm.as<float>(), c.head_dim, 1.0f, stream_);
     }
   }
   cuda::LaunchFillF32(final_norm_.as<float>(), h, 1.0f, stream_);

@@ -64,6 +64,25 @@ __global__ void RmsNormKernel(const float* x, const int32_t* rows, int hidden, c
   }
 }
 
+// One warp per (token, head): each q and k head of a qkv row RMS-normed over head_dim in
+// place (Qwen3, Gemma 3). k heads follow the q heads in the row.
+__global__ void HeadRmsNormKernel(float* qkv, const float* q_weight, const float* k_weight,
+                                  int tokens, int heads, int kv_heads, int head_dim, int stride,
+                                  float eps) {
+  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  const int per_token = heads + kv_heads;
+  if (warp >= tokens * per_token) return;  // uniform over the warp
+  const int t = warp / per_token, h = warp % per_token;
+  float* x = qkv + static_cast<size_t>(t) * stride + h * head_dim;
+  const float* w = h < heads ? q_weight : k_weight;
+  float ss = 0.0f;
+  for (int i = lane; i < head_dim; i += 32) ss += x[i] * x[i];
+  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  const float inv = rsqrtf(ss / static_cast<float>(head_dim) + eps);
+  for (int i = lane; i < head_dim; i += 32) x[i] = w[i] * (x[i] * inv);
+}
+
 // The same norm with the row held in registers (read once, float4 loads, the weights fetched
 // while the sum is reduced): a decode step runs it twice a layer on a handful of rows, where
 // the load-reduce-reload chain of RmsNormKernel is all latency (Nsight Compute at batch 64:
@@ -457,6 +476,15 @@ bool AttentionSupportsHeadDim(int head_dim) {
 void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden, float* x,
                  cudaStream_t stream) {
   EmbedKernel<<<num_tokens, 256, 0, stream>>>(reinterpret_cast<const bf16*>(table), ids, hidden, x);
+}
+
+void LaunchHeadRmsNorm(float* qkv, const float* q_weight, const float* k_weight, int tokens,
+                       int heads, int kv_heads, int head_dim, int stride, float eps,
+                       cudaStream_t stream) {
+  const int warps = tokens * (heads + kv_heads);
+  if (warps == 0) return;
+  HeadRmsNormKernel<<<(warps + 3) / 4, 128, 0, stream>>>(qkv, q_weight, k_weight, tokens, heads,
+                                                         kv_heads, head_dim, stride, eps);
 }
 
 void LaunchRmsNorm(const float* x, const int32_t* rows, int num_rows, int hidden,

@@ -110,6 +110,12 @@ void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int 
 // out[r] = bf16(x[rows ? rows[r] : r] * rsqrt(mean(x^2) + eps) * weight)
 void LaunchRmsNorm(const float* x, const int32_t* rows, int num_rows, int hidden,
                    const float* weight, float eps, uint16_t* out, cudaStream_t stream);
+// qkv: [T, stride] f32 rows whose first heads * head_dim values are q heads, then kv_heads k
+// heads: RMS-normalizes each q and k head over head_dim in place, times q_weight / k_weight
+// [head_dim] (Qwen3's and Gemma 3's QK-norm).
+void LaunchHeadRmsNorm(float* qkv, const float* q_weight, const float* k_weight, int tokens,
+                       int heads, int kv_heads, int head_dim, int stride, float eps,
+                       cudaStream_t stream);
 // qkv: [T, q_dim + 2 kv_dim] f32 from the fused projection. Adds the bias (if any), rotates q
 // and k by each token's position, scales q into q_out (f32) and writes k, v (bf16) into the
 // cache slot slots[t] (= block * block_size + offset) of this layer.

@@ -12,6 +12,7 @@
 #include "core/cpu_info.h"
 #include "core/thread_pool.h"
 #include "format/gguf_writer.h"
+#include "model/layer_program.h"
 #include "model/model.h"
 #include "model/model_shapes.h"
 #include "model/synthetic_vocab.h"
@@ -73,22 +74,18 @@ std::vector<TensorPlan> PlanTensors(const DummyModelOptions& o) {
     for (size_t i = 0; i < base.size(); ++i) p.fixed.push_back(base[i] / scaled[i]);
     plan.push_back(std::move(p));
   }
+  // Every weight the architecture's layer program reads: norms 1, biases 0, matrices random.
+  const std::vector<WeightId> used = BuildModelProgram(c).UsedWeights();
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    auto n = [i](const char* s) { return LayerTensorName(i, s); };
-    vec(n("attn_norm.weight"), h, 1.0f);
-    matrix(n("attn_q.weight"), c.q_dim(), h, o.type);
-    matrix(n("attn_k.weight"), c.kv_dim(), h, o.type);
-    matrix(n("attn_v.weight"), c.kv_dim(), h, o.type);
-    if (c.attention_bias) {
-      vec(n("attn_q.bias"), c.q_dim(), 0.0f);
-      vec(n("attn_k.bias"), c.kv_dim(), 0.0f);
-      vec(n("attn_v.bias"), c.kv_dim(), 0.0f);
+    for (WeightId id : used) {
+      const std::string name = LayerTensorName(i, LayerWeightName(id));
+      const auto [rows, cols] = LayerWeightShape(c, id);
+      if (cols > 0) {
+        matrix(name, rows, cols, o.type);
+      } else {
+        vec(name, rows, IsNormWeight(id) ? 1.0f : 0.0f);
+      }
     }
-    matrix(n("attn_output.weight"), h, c.q_dim(), o.type);
-    vec(n("ffn_norm.weight"), h, 1.0f);
-    matrix(n("ffn_gate.weight"), c.intermediate_size, h, o.type);
-    matrix(n("ffn_up.weight"), c.intermediate_size, h, o.type);
-    matrix(n("ffn_down.weight"), h, c.intermediate_size, o.type);
   }
   return plan;
 }

@@ -70,6 +70,48 @@ const char* OpName(OpCode code) {
   return "?";
 }
 
+bool IsNormWeight(WeightId id) {
+  switch (id) {
+    case WeightId::kAttnNorm:
+    case WeightId::kQNorm:
+    case WeightId::kKNorm:
+    case WeightId::kPostAttnNorm:
+    case WeightId::kFfnNorm:
+    case WeightId::kPostFfnNorm:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::pair<int64_t, int64_t> LayerWeightShape(const ModelConfig& c, WeightId id) {
+  const int64_t h = c.hidden_size, f = c.intermediate_size;
+  switch (id) {
+    case WeightId::kWq:
+      return {c.q_dim(), h};
+    case WeightId::kWk:
+    case WeightId::kWv:
+      return {c.kv_dim(), h};
+    case WeightId::kWo:
+      return {h, c.q_dim()};
+    case WeightId::kWGate:
+    case WeightId::kWUp:
+      return {f, h};
+    case WeightId::kWDown:
+      return {h, f};
+    case WeightId::kBq:
+      return {c.q_dim(), 0};
+    case WeightId::kBk:
+    case WeightId::kBv:
+      return {c.kv_dim(), 0};
+    case WeightId::kQNorm:
+    case WeightId::kKNorm:
+      return {c.head_dim, 0};
+    default:
+      return {h, 0};
+  }
+}
+
 bool IsPerTokenOp(OpCode code) { return code != OpCode::kLinear && code != OpCode::kAttention; }
 
 std::vector<WeightId> ModelProgram::UsedWeights() const {

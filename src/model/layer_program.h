@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jisu/status.h"
@@ -50,6 +51,9 @@ enum class WeightId : uint8_t {
   kCount
 };
 const char* LayerWeightName(WeightId id);  // "attn_q.weight", ... (after "blk.N.")
+// {rows, cols} of a layer weight under `config`; cols is 0 for vectors.
+std::pair<int64_t, int64_t> LayerWeightShape(const ModelConfig& config, WeightId id);
+bool IsNormWeight(WeightId id);
 
 enum class OpCode : uint8_t {
   kNorm,       // per token: dst = RMSNorm(src) * weight            (dst may be src)
