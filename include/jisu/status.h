@@ -22,6 +22,7 @@ class Status {
     kOutOfRange,         // e.g. prompt longer than the context
     kResourceExhausted,  // memory budget, queue full
     kInternal,
+    kUnavailable,  // not serving now (shutting down); another time or server may succeed
   };
 
   Status() = default;
@@ -38,6 +39,7 @@ class Status {
     return {Code::kResourceExhausted, std::move(m)};
   }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+  static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -65,15 +67,26 @@ inline std::string Status::ToString() const {
 
 inline const char* StatusCodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kInvalidArgument: return "invalid argument";
-    case Status::Code::kNotFound: return "not found";
-    case Status::Code::kIoError: return "I/O error";
-    case Status::Code::kCorrupt: return "corrupt input";
-    case Status::Code::kUnsupported: return "unsupported";
-    case Status::Code::kOutOfRange: return "out of range";
-    case Status::Code::kResourceExhausted: return "resource exhausted";
-    case Status::Code::kInternal: return "internal error";
+    case Status::Code::kOk:
+      return "OK";
+    case Status::Code::kInvalidArgument:
+      return "invalid argument";
+    case Status::Code::kNotFound:
+      return "not found";
+    case Status::Code::kIoError:
+      return "I/O error";
+    case Status::Code::kCorrupt:
+      return "corrupt input";
+    case Status::Code::kUnsupported:
+      return "unsupported";
+    case Status::Code::kOutOfRange:
+      return "out of range";
+    case Status::Code::kResourceExhausted:
+      return "resource exhausted";
+    case Status::Code::kUnavailable:
+      return "unavailable";
+    case Status::Code::kInternal:
+      return "internal error";
   }
   return "unknown";
 }
@@ -82,7 +95,7 @@ inline const char* StatusCodeName(Status::Code code) {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "Result constructed from OK status");
   }
@@ -118,9 +131,9 @@ class Result {
 #define JISU_CONCAT_INNER_(a, b) a##b
 #define JISU_CONCAT_(a, b) JISU_CONCAT_INNER_(a, b)
 
-#define JISU_RETURN_IF_ERROR(expr)            \
-  do {                                        \
-    ::jisu::Status jisu_status_ = (expr);     \
+#define JISU_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::jisu::Status jisu_status_ = (expr);        \
     if (!jisu_status_.ok()) return jisu_status_; \
   } while (0)
 

@@ -121,7 +121,7 @@ Result<RequestId> Engine::Submit(EngineRequest request, OutputCallback on_output
                                    " out of range (intern user names with InternTenant)");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (stop_) return Status::ResourceExhausted("engine is shutting down");
+  if (stop_) return Status::Unavailable("engine is shutting down");
   if (static_cast<int64_t>(inbox_.size()) + sched_snapshot_.num_waiting >=
       options_.scheduler.max_queue) {
     return Status::ResourceExhausted("queue full (" + std::to_string(options_.scheduler.max_queue) +

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "jisu/finish_reason.h"
 #include "kv/eviction_policy.h"
 #include "kv/prefix_cache_hash.h"
 
@@ -29,15 +30,7 @@ enum class RequestStatus {
   kFinished,   // done or cancelled; holds nothing
 };
 
-enum class FinishReason {
-  kNone,
-  kLength,     // max_tokens generated, or the context (max_model_len) is full
-  kStop,       // the caller said so (EOS, stop string)
-  kCancelled,  // Cancel()
-};
-
 const char* RequestStatusName(RequestStatus s);
-const char* FinishReasonName(FinishReason r);
 
 // What the engine hands to Scheduler::AddRequest (validated there).
 struct NewRequest {

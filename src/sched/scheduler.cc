@@ -22,20 +22,6 @@ const char* RequestStatusName(RequestStatus s) {
   return "unknown";
 }
 
-const char* FinishReasonName(FinishReason r) {
-  switch (r) {
-    case FinishReason::kNone:
-      return "none";
-    case FinishReason::kLength:
-      return "length";
-    case FinishReason::kStop:
-      return "stop";
-    case FinishReason::kCancelled:
-      return "cancelled";
-  }
-  return "unknown";
-}
-
 namespace {
 
 // Order of service: higher priority first, then earlier arrival.

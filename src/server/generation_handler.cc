@@ -69,8 +69,8 @@ std::optional<ApiError> Prepare(const EndpointShape& shape, const GenerationRequ
 
 ApiError SubmitError(const Status& s) {
   ApiError e = ApiError::BadRequest(s.message());
-  if (s.code() == Status::Code::kResourceExhausted) {
-    const bool closing = s.message().find("shutting down") != std::string::npos;
+  const bool closing = s.code() == Status::Code::kUnavailable;
+  if (closing || s.code() == Status::Code::kResourceExhausted) {
     e.http_status = closing ? 503 : 429;
     e.type = closing ? "service_unavailable" : "rate_limit_error";
     e.code = closing ? "shutting_down" : "queue_full";
