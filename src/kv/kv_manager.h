@@ -15,11 +15,13 @@
 // Truncate merely gives back whole blocks past the kept length; the slots of rejected tokens in
 // a block that is partly kept are simply written again by a later step.
 //
-// Invariants per sequence (CheckInvariants): its table holds distinct references, the first
-// num_committed_blocks of them registered with the prefix cache (when caching is on), and
-// parent_hash is the hash of the last committed block (kRootBlockHash when none). Every pool
-// reference taken here is in exactly one table, so pool ref counts equal table occurrences when
-// the manager is the pool's only client. Allocate is all-or-nothing.
+// Invariants per sequence: its table holds distinct references; the first num_committed_blocks
+// were offered to the prefix cache (cached, or left private when an equal block was cached
+// first) and parent_hash is the hash of the last of them (kRootBlockHash when none); blocks past
+// them are never cached, so Truncate never frees a block another sequence may share. Tables
+// share only cached blocks. Every pool reference taken here is in exactly one table, so pool ref
+// counts equal table occurrences when the manager is the pool's only client (CheckInvariants).
+// Allocate is all-or-nothing.
 //
 // Host-memory tier (not built yet): a second, larger tier below the device pool, as in vLLM's
 // KV connector / SGLang's HiCache. It plugs in through KvLowerTier below, at two points only:

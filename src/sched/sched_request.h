@@ -5,11 +5,12 @@
 // rollback of rejected drafts are all that one catch-up loop (vLLM v1). Its block table and hash
 // chain belong to the KvManager (kv/kv_manager.h), keyed by request_id.
 // Invariants while running: 0 <= num_computed_tokens < num_tokens(); the block table covers at
-// least positions [0, num_computed_tokens) and at most [0, num_tokens()) (with kv_prealloc, the
-// reserved length); exactly the full blocks of [0, num_computed_tokens) are committed;
-// draft_tokens is empty unless only the last token is pending (num_computed_tokens + 1 ==
-// num_tokens()). While waiting (new or preempted) it holds no blocks, no drafts, and
-// num_computed_tokens is 0. Owned by the Scheduler; read-only to everyone else.
+// least positions [0, num_computed_tokens) and, between steps, at most [0, num_tokens()) (with
+// kv_prealloc, the reserved length; while a step executes, also the drafts it feeds); exactly the
+// full blocks of [0, num_computed_tokens) are committed; draft_tokens is empty unless only the last
+// token is pending (num_computed_tokens + 1 == num_tokens()). While waiting (new or preempted) it
+// holds no blocks, no drafts, and num_computed_tokens is 0. Owned by the Scheduler; read-only to
+// everyone else.
 #pragma once
 
 #include <cstdint>
