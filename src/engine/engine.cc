@@ -38,6 +38,8 @@ struct Engine::Live {
   std::string step_text;
   std::vector<SampledLogprobs> step_logprobs;
   std::vector<float> raw_logits;  // logprob requests: the row before Sample overwrites it
+  std::vector<int32_t> history;   // penalties after accepted drafts: output + step_tokens
+  std::vector<int32_t> drafts;    // the drafter's proposal (scratch)
 };
 
 Status EngineOptions::Validate() const {
@@ -48,6 +50,9 @@ Status EngineOptions::Validate() const {
   }
   if (max_tenant_labels < 0 || max_tenant_labels > 1024) {
     return Status::InvalidArgument("engine: max_tenant_labels must be in [0, 1024]");
+  }
+  if (max_draft_tokens < 0 || max_draft_tokens > 64) {
+    return Status::InvalidArgument("engine: max_draft_tokens must be in [0, 64]");
   }
   return Status::Ok();
 }
@@ -215,6 +220,7 @@ void Engine::Loop() {
       metrics_.OnFinished(out.finish_reason, out.elapsed_seconds, -1, 0);
       it->second->callback(out);
       live_.erase(it);
+      if (options_.drafter) options_.drafter->Forget(id);
     }
     if (!scheduler_.idle()) Step();
     std::lock_guard<std::mutex> lock(mu_);
@@ -240,8 +246,24 @@ void Engine::Loop() {
     out.finished = true;
     out.finish_reason = "cancelled";
     live->callback(out);
+    if (options_.drafter) options_.drafter->Forget(id);
   }
   live_.clear();
+}
+
+void Engine::ProposeDrafts(RequestId id, Live* l) {
+  const SchedRequest* r = scheduler_.Find(id);
+  if (!r) return;
+  options_.drafter->Propose(id, r->tokens, options_.max_draft_tokens, &l->drafts);
+  if (static_cast<int64_t>(l->drafts.size()) > options_.max_draft_tokens) {
+    l->drafts.resize(static_cast<size_t>(options_.max_draft_tokens));
+  }
+  // A proposal is a guess: an id the model cannot take ends it rather than failing the step.
+  const int32_t vocab = static_cast<int32_t>(model_.config().vocab_size);
+  const auto bad = std::find_if(l->drafts.begin(), l->drafts.end(),
+                                [&](int32_t t) { return t < 0 || t >= vocab; });
+  l->drafts.erase(bad, l->drafts.end());
+  if (!l->drafts.empty()) (void)scheduler_.SetDraftTokens(id, l->drafts);
 }
 
 void Engine::Step() {
@@ -286,7 +308,14 @@ void Engine::Step() {
       LogitsTopN(logits, vocab, top_n, &lp.top);
       l.raw_logits.assign(logits, logits + vocab);
     }
-    t.token_id = logits ? l.sampler.Sample(logits, vocab, r->prompt(), r->output()) : device_token;
+    // After accepted drafts of this step, the penalties' history includes them.
+    std::span<const int32_t> history = r->output();
+    if (!l.step_tokens.empty() && l.sampler.UsesPenalties()) {
+      l.history.assign(history.begin(), history.end());
+      l.history.insert(l.history.end(), l.step_tokens.begin(), l.step_tokens.end());
+      history = l.history;
+    }
+    t.token_id = logits ? l.sampler.Sample(logits, vocab, r->prompt(), history) : device_token;
     if (top_n >= 0) {
       const float raw = l.raw_logits[static_cast<size_t>(t.token_id)];
       lp.token_id = t.token_id;
@@ -324,6 +353,7 @@ void Engine::Step() {
       metrics_.OnFinished(o.finish_reason, Now() - it->second->submit_time, -1, 0);
       it->second->callback(o);
       live_.erase(it);
+      if (options_.drafter) options_.drafter->Forget(s.request_id);
     }
     return;
   }
@@ -335,7 +365,10 @@ void Engine::Step() {
     for (const FinishedRequest& f : *done) finished[f.request_id] = f.reason;
   }
   const double now = Now();
-  for (const SampledToken& t : out->sampled) {
+  for (size_t i = 0; i < out->sampled.size(); ++i) {
+    const SampledToken& t = out->sampled[i];
+    // A request's accepted tokens are consecutive and all in step_tokens: one output for them.
+    if (i > 0 && out->sampled[i - 1].request_id == t.request_id) continue;
     auto it = live_.find(t.request_id);
     if (it == live_.end()) continue;
     Live& l = *it->second;
@@ -366,7 +399,13 @@ void Engine::Step() {
       metrics_.OnFinished(o.finish_reason, o.elapsed_seconds, o.ttft_seconds, l.num_output_tokens);
     }
     l.callback(o);
-    if (o.finished) live_.erase(it);
+    if (o.finished) {
+      live_.erase(it);
+      if (options_.drafter) options_.drafter->Forget(t.request_id);
+    } else if (options_.drafter && options_.max_draft_tokens > 0 &&
+               l.request.sampling.temperature == 0.0f) {
+      ProposeDrafts(t.request_id, &l);
+    }
   }
   metrics_.OnStep(Now() - step_start, sched_seconds, plan.num_tokens(),
                   static_cast<int64_t>(plan.sequences.size()));

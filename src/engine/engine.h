@@ -3,6 +3,10 @@
 // continuous batching, chunked prefill, prefix caching and preemption (sched/, kv/).
 // Outputs are delivered through each request's callback, called on the loop thread: it must
 // return quickly (copy, enqueue, signal) and must not call back into the engine.
+// With a Drafter (EngineOptions::drafter), greedy requests are fed its proposals with each decode
+// and verified in the same forward pass (StepRunner): a step may then yield several tokens per
+// request, each run through the per-token path (EOS, stop strings, detokenizer, logprobs) in
+// order, stopping at a finish, so outputs are exactly those of plain greedy decoding.
 #pragma once
 
 #include <condition_variable>
@@ -28,6 +32,7 @@
 #include "sampling/logits_top_n.h"
 #include "sampling/sampler.h"
 #include "sched/scheduler.h"
+#include "spec/drafter.h"
 
 namespace jisu {
 
@@ -48,6 +53,11 @@ struct EngineOptions {
   // Draw tokens on the backend's device where it can (GPU) for requests without logprobs and
   // penalties, so only token ids leave the device. Off: every row's logits go to the host.
   bool device_sampling = true;
+  // Speculative decoding: proposes up to max_draft_tokens drafts per greedy (temperature 0)
+  // request and decode step; nullptr (default): off. Other requests are never speculated on:
+  // verifying sampled requests needs the rejection-sampling rule and the draft probabilities.
+  std::shared_ptr<Drafter> drafter;
+  int64_t max_draft_tokens = 4;  // [0, 64]
   Status Validate() const;
 };
 
@@ -122,6 +132,8 @@ class Engine {
   Engine(const Model& model, const EngineOptions& options, std::unique_ptr<ForwardBackend> backend);
   void Loop();
   void Step();
+  // Asks the drafter for request `id`'s next drafts and hands them to the scheduler.
+  void ProposeDrafts(RequestId id, Live* l);
   // --batch-window-ms: called with mu_ held when the loop wakes with arrivals while idle.
   void GatherArrivals(std::unique_lock<std::mutex>* lock);
 

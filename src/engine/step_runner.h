@@ -1,7 +1,12 @@
 // Executes one scheduler step on the model: turns the StepPlan (scheduler's plain data) into a
 // ForwardBatch, runs the forward pass (any backend) over the paged KV cache, and asks the caller to
-// pick a token from the logits of every sequence that reached the end of its known tokens. The
+// pick tokens from the logits of every sequence that reached the end of its known tokens. The
 // result goes back to Scheduler::ApplyStepOutput. Owns only reusable scratch (logits).
+// A sequence fed drafts is verified here, greedily-exact: its rows are sampled in order and the
+// draft after row i is accepted only if row i's token equals it; the first mismatch (or a token
+// that ends the request) is the last token kept. That is exact for greedy sampling only, which is
+// why the engine proposes drafts for greedy requests alone (temperature > 0 needs the
+// rejection-sampling rule and the draft probabilities).
 #pragma once
 
 #include <vector>
@@ -16,17 +21,19 @@ namespace jisu {
 
 class StepRunner {
  public:
-  // With a pool, the rows of a step are sampled in parallel on it.
+  // With a pool, the sequences of a step are sampled in parallel on it.
   StepRunner(ForwardBackend& model, ThreadPool* sample_pool)
       : model_(model), sample_pool_(sample_pool) {}
 
-  // When the backend can sample on its device, plan_row(request_id, &row) first says, per
-  // logits row, whether it is sampled there (and with which parameters and draw).
-  // sample(request_id, logits[vocab], device_token) then returns the chosen token and whether
-  // the request ends with it: with logits == nullptr the token is device_token (drawn on the
-  // device), otherwise the caller samples the logits (which it may modify). sample is called
-  // concurrently for different requests (never twice for one request in a step), so it may
-  // touch only that request's state.
+  // When the backend can sample on its device, plan_row(request_id, &row) first says, for each
+  // sequence with one logits row, whether that row is sampled there (and with which parameters
+  // and draw). Rows of sequences fed drafts always come to the host: verification reads them in
+  // turn. sample(request_id, logits[vocab], device_token) then returns the chosen token and
+  // whether the request ends with it: with logits == nullptr the token is device_token (drawn on
+  // the device), otherwise the caller samples the logits (which it may modify). Every token
+  // sample returns is accepted, so the caller may emit it at once. sample is called
+  // concurrently for different requests, and for one request's rows in order on one thread, so
+  // it may touch only that request's state.
   using PlanRowFn = FunctionRef<void(RequestId, RowSampling*)>;
   using SampleFn = FunctionRef<SampledToken(RequestId, float* logits, int32_t device_token)>;
   Result<StepOutput> Run(const StepPlan& plan, PlanRowFn plan_row, SampleFn sample);
@@ -35,9 +42,11 @@ class StepRunner {
   ForwardBackend& model_;
   ThreadPool* sample_pool_;
   std::vector<float> logits_;  // [rows, vocab] unless the backend lends a buffer
-  std::vector<RequestId> row_requests_;
+  std::vector<const ScheduledSequence*> logit_seqs_;  // sequences with logits rows, plan order
   std::vector<RowSampling> row_sampling_;
   std::vector<int32_t> device_ids_;
+  std::vector<SampledToken> row_tokens_;  // [rows]: a sequence's accepted tokens at its rows
+  std::vector<int64_t> num_accepted_;     // [logit_seqs_]
 };
 
 }  // namespace jisu

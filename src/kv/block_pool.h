@@ -55,7 +55,9 @@ class BlockPool {
   int32_t block_size() const { return block_size_; }
 
   // True if `n` blocks can be handed out now (free or by evicting cached blocks).
-  bool CanAllocate(int64_t n) const { return n >= 0 && n <= num_free() + policy_->size(); }
+  bool CanAllocate(int64_t n) const { return n >= 0 && n <= num_available(); }
+  // Blocks that can be handed out now: free ones plus evictable cached ones.
+  int64_t num_available() const { return num_free() + policy_->size(); }
   // `n` blocks with ref count 1 each, or nullopt (and no change) if fewer are available.
   std::optional<std::vector<int32_t>> Allocate(int64_t n);
   // Same, appending to `*out` (a sequence's block table) without a temporary vector.

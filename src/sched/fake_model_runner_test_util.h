@@ -2,7 +2,9 @@
 // token id at each slot, and "samples" a token that is a hash of the whole sequence read back
 // through the block table. So a wrong block table, a stale or overwritten block, or a bad
 // prefix-cache hit changes the output, while a correct schedule (however chunked, preempted or
-// cached) gives exactly ReferenceGenerate's tokens.
+// cached) gives exactly ReferenceGenerate's tokens. A sequence fed drafts is verified as the
+// engine does for greedy requests: row i's token is kept, and the next row is read only if it
+// equals draft i (and did not stop the request).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +55,8 @@ class FakeModelRunner {
         kv_(static_cast<size_t>(pool->num_blocks()) * pool->block_size(), -1),
         stops_(stops) {}
 
+  int64_t num_rows_sampled() const { return num_rows_sampled_; }
+
   // Executes `plan`; on a contract violation returns an empty output and sets `*error`.
   StepOutput Run(const StepPlan& plan, std::string* error) {
     StepOutput out;
@@ -72,13 +76,31 @@ class FakeModelRunner {
         }
         kv_[Slot(b, p)] = plan.token_ids[static_cast<size_t>(s.token_offset + i)];
       }
-      if (!s.needs_logits) continue;
+      if (!s.needs_logits()) continue;
+      if (s.num_logits_rows != 1 + s.num_draft_tokens) {
+        *error = "wrong number of logits rows for request " + std::to_string(s.request_id);
+        return {};
+      }
+      for (int64_t i = 0; i < s.num_logits_rows; ++i) {
+        const int64_t row = plan.logits_rows[static_cast<size_t>(s.first_logits_row + i)];
+        if (row != s.token_offset + s.num_tokens - s.num_logits_rows + i) {
+          *error = "logits row out of place for request " + std::to_string(s.request_id);
+          return {};
+        }
+      }
+      // Row i sees positions [0, end - num_draft_tokens + i).
       seq.clear();
       for (int64_t p = 0; p < end; ++p) {
         seq.push_back(kv_[Slot(s.block_table[static_cast<size_t>(p / block_size_)], p)]);
       }
-      const int32_t t = FakeNextToken(seq);
-      out.sampled.push_back({s.request_id, t, stops_ && FakeIsStop(t)});
+      for (int64_t i = 0; i <= s.num_draft_tokens; ++i) {
+        const size_t len = static_cast<size_t>(end - s.num_draft_tokens + i);
+        const int32_t t = FakeNextToken(std::span<const int32_t>(seq).first(len));
+        const bool stop = stops_ && FakeIsStop(t);
+        out.sampled.push_back({s.request_id, t, stop});
+        ++num_rows_sampled_;
+        if (stop || i == s.num_draft_tokens || t != seq[len]) break;
+      }
     }
     return out;
   }
@@ -90,6 +112,7 @@ class FakeModelRunner {
 
   const BlockPool* pool_;
   int64_t block_size_;
+  int64_t num_rows_sampled_ = 0;
   std::vector<int32_t> kv_;  // [num_blocks][block_size] token id written at each slot
   bool stops_;
 };

@@ -1,13 +1,16 @@
 // The scheduler's per-request state. A request never has a prefill or decode "mode": it has
 // `tokens` (prompt followed by the tokens generated so far) and `num_computed_tokens`, the length
-// of the prefix whose KV is in the blocks of `block_table`; each step feeds it a slice of the
-// rest. Prompt ingestion, chunked prefill, prefix-cache hits and recomputation after preemption
-// are all that one catch-up loop (vLLM v1).
-// Invariants while running: 0 <= num_computed_tokens < num_tokens(); block_table covers at least
-// positions [0, num_computed_tokens) and at most [0, num_tokens()); the first
-// num_committed_blocks blocks are registered with the prefix cache and `parent_hash` is the hash
-// of the last of them (kRootBlockHash when none). While waiting (new or preempted) the table is
-// empty and num_computed_tokens is 0. Owned by the Scheduler; read-only to everyone else.
+// of the prefix whose KV is valid in its blocks; each step feeds it a slice of the rest. Prompt
+// ingestion, chunked prefill, prefix-cache hits, recomputation after preemption and the
+// rollback of rejected drafts are all that one catch-up loop (vLLM v1). Its block table and hash
+// chain belong to the KvManager (kv/kv_manager.h), keyed by request_id.
+// Invariants while running: 0 <= num_computed_tokens < num_tokens(); the block table covers at
+// least positions [0, num_computed_tokens) and, between steps, at most [0, num_tokens()) (with
+// kv_prealloc, the reserved length; while a step executes, also the drafts it feeds); exactly the
+// full blocks of [0, num_computed_tokens) are committed; draft_tokens is empty unless only the last
+// token is pending (num_computed_tokens + 1 == num_tokens()). While waiting (new or preempted) it
+// holds no blocks, no drafts, and num_computed_tokens is 0. Owned by the Scheduler; read-only to
+// everyone else.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +20,6 @@
 
 #include "jisu/finish_reason.h"
 #include "kv/eviction_policy.h"
-#include "kv/prefix_cache_hash.h"
 
 namespace jisu {
 
@@ -55,14 +57,14 @@ struct SchedRequest {
   std::vector<int32_t> tokens;  // [num_prompt_tokens + generated]
   int64_t num_prompt_tokens = 0;
   int64_t num_computed_tokens = 0;
-  std::vector<int32_t> block_table;  // block ids in position order
+  // Proposed continuation after the last token (speculative decoding), fed with the next decode
+  // as far as budget and memory allow, and dropped after that step either way.
+  std::vector<int32_t> draft_tokens;
   std::string cache_salt;
   int64_t max_tokens = 0;
   int64_t num_shared_prefix_tokens = 0;
   RequestStatus status = RequestStatus::kWaiting;
   FinishReason finish_reason = FinishReason::kNone;
-  int64_t num_committed_blocks = 0;
-  uint64_t parent_hash = kRootBlockHash;
   int64_t num_preemptions = 0;
 
   int64_t num_tokens() const { return static_cast<int64_t>(tokens.size()); }

@@ -54,7 +54,7 @@ CapacityStudyResult RunCapacityStudy(const CapacityStudyOptions& o) {
     const StepPlan plan = sched.Schedule();
     out.sampled.clear();
     for (const ScheduledSequence& s : plan.sequences) {
-      if (!s.needs_logits) continue;
+      if (!s.needs_logits()) continue;
       const SchedRequest* r = sched.Find(s.request_id);
       const bool done = r->num_output_tokens() + 1 >= target[static_cast<size_t>(s.request_id)];
       out.sampled.push_back({s.request_id, 7, done});
@@ -111,7 +111,7 @@ SchedulerStepTiming BenchSchedulerStep(int num_seqs, int prompt_tokens, int step
     const auto t1 = std::chrono::steady_clock::now();
     out.sampled.clear();
     for (const auto& s : p.sequences) {
-      if (s.needs_logits) out.sampled.push_back({s.request_id, 42, false});
+      if (s.needs_logits()) out.sampled.push_back({s.request_id, 42, false});
     }
     const auto t2 = std::chrono::steady_clock::now();
     auto f = sched.ApplyStepOutput(out);

@@ -50,9 +50,7 @@ Status Scheduler::ValidateFor(const SchedulerOptions& options, const BlockPool& 
 }
 
 Scheduler::Scheduler(const SchedulerOptions& options, BlockPool* pool, PrefixCache* cache)
-    : options_(options),
-      pool_(pool),
-      cache_(cache && cache->mode() != PrefixCacheMode::kOff ? cache : nullptr) {
+    : options_(options), pool_(pool), kv_(pool, cache) {
   assert(pool_ != nullptr);
   assert(ValidateFor(options_, *pool_).ok());
   running_.reserve(static_cast<size_t>(options_.max_seqs));
@@ -124,19 +122,10 @@ int64_t Scheduler::TokensToSchedule(const SchedRequest& r, int64_t budget) const
   return n;
 }
 
-bool Scheduler::GrowTable(SchedRequest* r, int64_t end) {
-  const int64_t need =
-      BlocksForTokens(end, options_.block_size) - static_cast<int64_t>(r->block_table.size());
-  if (need <= 0) return true;
-  return pool_->AllocateInto(need, &r->block_table);
-}
-
 void Scheduler::ReleaseBlocks(SchedRequest* r) {
-  pool_->Free(r->block_table);
-  r->block_table.clear();
+  kv_.Free(r->request_id);
   r->num_computed_tokens = 0;
-  r->num_committed_blocks = 0;
-  r->parent_hash = kRootBlockHash;
+  r->draft_tokens.clear();
 }
 
 void Scheduler::Preempt(SchedRequest* r, StepPlan* plan) {
@@ -155,15 +144,12 @@ void Scheduler::InsertRunning(SchedRequest* r) {
 }
 
 bool Scheduler::TryAdmit(SchedRequest* r, int64_t budget, int64_t* num_tokens) {
-  assert(r->block_table.empty() && r->num_computed_tokens == 0);
-  if (cache_) {
-    r->block_table = cache_->FindCachedPrefix(r->tokens, r->cache_salt, r->tenant, &r->parent_hash);
-    r->num_committed_blocks = static_cast<int64_t>(r->block_table.size());
-    r->num_computed_tokens = r->num_committed_blocks * options_.block_size;
-  }
+  assert(!kv_.Tracks(r->request_id) && r->num_computed_tokens == 0);
+  const KvSeqInfo info{r->tenant, r->cache_salt, r->num_shared_prefix_tokens};
+  r->num_computed_tokens = kv_.Admit(r->request_id, info, r->tokens);
   const int64_t n = TokensToSchedule(*r, budget);
   const int64_t end = options_.kv_prealloc ? ReservedTokens(*r) : r->num_computed_tokens + n;
-  if (n == 0 || !GrowTable(r, end)) {
+  if (n == 0 || !kv_.Allocate(r->request_id, end)) {
     ReleaseBlocks(r);  // drops the prefix hit's references
     return false;
   }
@@ -184,7 +170,7 @@ StepPlan Scheduler::Schedule() {
     const int64_t n = TokensToSchedule(*r, budget);
     if (n == 0) continue;
     bool self_preempted = false;
-    while (!GrowTable(r, r->num_computed_tokens + n)) {
+    while (!kv_.Allocate(r->request_id, r->num_computed_tokens + n)) {
       SchedRequest* victim = running_.back();
       Preempt(victim, &plan);
       if (victim == r) {
@@ -212,6 +198,12 @@ StepPlan Scheduler::Schedule() {
     }
   }
 
+  // 3. Drafts, with what is left.
+  for (Slice& s : last_step_) {
+    if (budget <= 0) break;
+    AddDrafts(&s, &budget);
+  }
+
   // Materialize: spans into the tables are taken now that no table grows any more this step.
   int64_t total = 0;
   for (const Slice& s : last_step_) total += s.num_tokens;
@@ -224,18 +216,28 @@ StepPlan Scheduler::Schedule() {
     seq.num_tokens = s.num_tokens;
     seq.token_offset = plan.num_tokens();
     seq.start_position = r.num_computed_tokens;
+    seq.num_draft_tokens = s.num_drafts;
     const int64_t end = r.num_computed_tokens + s.num_tokens;
-    seq.block_table = std::span<const int32_t>(r.block_table)
+    const int64_t known_end = end - s.num_drafts;
+    seq.block_table = kv_.block_table(r.request_id)
                           .first(static_cast<size_t>(BlocksForTokens(end, options_.block_size)));
-    seq.needs_logits = end == r.num_tokens();
     plan.token_ids.insert(plan.token_ids.end(), r.tokens.begin() + r.num_computed_tokens,
-                          r.tokens.begin() + end);
-    if (seq.needs_logits) plan.logits_rows.push_back(plan.num_tokens() - 1);
+                          r.tokens.begin() + known_end);
+    plan.token_ids.insert(plan.token_ids.end(), r.draft_tokens.begin(),
+                          r.draft_tokens.begin() + s.num_drafts);
+    if (known_end == r.num_tokens()) {
+      seq.first_logits_row = static_cast<int64_t>(plan.logits_rows.size());
+      seq.num_logits_rows = 1 + s.num_drafts;
+      for (int64_t row = plan.num_tokens() - seq.num_logits_rows; row < plan.num_tokens(); ++row) {
+        plan.logits_rows.push_back(row);
+      }
+    }
     plan.sequences.push_back(seq);
   }
   assert(plan.num_tokens() <= options_.max_batch_tokens);
   assert(static_cast<int64_t>(plan.sequences.size()) <= options_.max_seqs);
 
+  cancelled_in_step_.clear();
   ++stats_.num_steps;
   stats_.last_step_tokens = plan.num_tokens();
   stats_.last_step_seqs = static_cast<int64_t>(plan.sequences.size());
@@ -244,19 +246,23 @@ StepPlan Scheduler::Schedule() {
   return plan;
 }
 
-void Scheduler::CommitFullBlocks(SchedRequest* r) {
-  const int64_t bs = options_.block_size;
-  const int64_t num_full = r->num_computed_tokens / bs;
-  for (; r->num_committed_blocks < num_full; ++r->num_committed_blocks) {
-    const int64_t b = r->num_committed_blocks;
-    if (!cache_) continue;
-    const auto tokens = std::span<const int32_t>(r->tokens).subspan(static_cast<size_t>(b * bs),
-                                                                    static_cast<size_t>(bs));
-    const BlockKind kind =
-        (b + 1) * bs <= r->num_shared_prefix_tokens ? BlockKind::kShared : BlockKind::kPrivate;
-    r->parent_hash = cache_->CommitFullBlock(r->block_table[static_cast<size_t>(b)], r->parent_hash,
-                                             tokens, r->cache_salt, r->tenant, kind);
-  }
+void Scheduler::AddDrafts(Slice* s, int64_t* budget) {
+  SchedRequest& r = *s->request;
+  if (r.draft_tokens.empty() || r.num_computed_tokens + s->num_tokens != r.num_tokens()) return;
+  int64_t k = std::min<int64_t>(static_cast<int64_t>(r.draft_tokens.size()), *budget);
+  if (options_.max_chunk_tokens > 0) k = std::min(k, options_.max_chunk_tokens - s->num_tokens);
+  // k drafts can yield k + 1 tokens: all of them must fit max_tokens and the context, so that
+  // the runner never produces a token that ApplyStepOutput would have to drop.
+  k = std::min(k, r.max_tokens - r.num_output_tokens() - 1);
+  k = std::min(k, options_.max_model_len - r.num_tokens() - 1);
+  k = std::min(k, kv_.MaxAllocatableTokens(r.request_id) - r.num_tokens());
+  if (k <= 0) return;
+  const bool ok = kv_.Allocate(r.request_id, r.num_tokens() + k);
+  assert(ok);
+  (void)ok;
+  s->num_tokens += k;
+  s->num_drafts = k;
+  *budget -= k;
 }
 
 void Scheduler::Finish(SchedRequest* r, FinishReason reason,
@@ -291,19 +297,29 @@ Result<std::vector<FinishedRequest>> Scheduler::ApplyStepOutput(const StepOutput
   step_in_flight_ = false;
 
   // Validate before mutating, so that a bad output leaves the state as it was.
-  std::unordered_map<RequestId, const SampledToken*> sampled;
-  sampled.reserve(output.sampled.size());
-  for (const SampledToken& t : output.sampled) {
-    if (!sampled.emplace(t.request_id, &t).second) {
-      return Status::InvalidArgument("step output: two tokens for request " +
-                                     std::to_string(t.request_id));
+  struct Run {
+    size_t begin;
+    size_t count;
+  };
+  std::unordered_map<RequestId, Run> runs;
+  runs.reserve(last_step_.size());
+  const std::vector<SampledToken>& sampled = output.sampled;
+  for (size_t i = 0; i < sampled.size();) {
+    size_t j = i + 1;
+    while (j < sampled.size() && sampled[j].request_id == sampled[i].request_id) ++j;
+    if (!runs.emplace(sampled[i].request_id, Run{i, j - i}).second) {
+      return Status::InvalidArgument("step output: tokens for request " +
+                                     std::to_string(sampled[i].request_id) +
+                                     " are not consecutive");
     }
+    i = j;
   }
   size_t matched = 0;
   for (const Slice& s : last_step_) {
     const SchedRequest& r = *s.request;
-    const bool needs = r.num_computed_tokens + s.num_tokens == r.num_tokens();
-    const bool has = sampled.count(r.request_id) > 0;
+    const bool needs = r.num_computed_tokens + s.num_tokens - s.num_drafts == r.num_tokens();
+    const auto it = runs.find(r.request_id);
+    const bool has = it != runs.end();
     if (needs && !has) {
       return Status::InvalidArgument("step output: no token for request " +
                                      std::to_string(r.request_id));
@@ -312,29 +328,89 @@ Result<std::vector<FinishedRequest>> Scheduler::ApplyStepOutput(const StepOutput
       return Status::InvalidArgument("step output: request " + std::to_string(r.request_id) +
                                      " did not need a token this step");
     }
+    if (has && static_cast<int64_t>(it->second.count) > 1 + s.num_drafts) {
+      return Status::InvalidArgument("step output: " + std::to_string(it->second.count) +
+                                     " tokens for request " + std::to_string(r.request_id) +
+                                     ", which was fed " + std::to_string(s.num_drafts) +
+                                     " drafts (at most " + std::to_string(1 + s.num_drafts) + ")");
+    }
     matched += has ? 1 : 0;
   }
-  if (matched != sampled.size()) {
+  for (RequestId id : cancelled_in_step_) matched += runs.count(id);
+  if (matched != runs.size()) {
     return Status::InvalidArgument("step output: token for a request not in the step");
   }
 
   std::vector<FinishedRequest> finished;
   for (const Slice& s : last_step_) {
     SchedRequest* r = s.request;
-    r->num_computed_tokens += s.num_tokens;
-    CommitFullBlocks(r);
-    if (r->num_computed_tokens < r->num_tokens()) continue;
-    const SampledToken& t = *sampled.at(r->request_id);
-    r->tokens.push_back(t.token_id);
-    if (t.finished) {
-      Finish(r, FinishReason::kStop, &finished);
-    } else if (r->num_output_tokens() >= r->max_tokens ||
-               r->num_tokens() >= options_.max_model_len) {
-      Finish(r, FinishReason::kLength, &finished);
+    const int64_t known_end = r->num_computed_tokens + s.num_tokens - s.num_drafts;
+    if (known_end < r->num_tokens()) {  // a prefill chunk short of the end: all its KV is valid
+      assert(s.num_drafts == 0);
+      r->draft_tokens.clear();  // drafts are a one-step proposal
+      r->num_computed_tokens = known_end;
+      kv_.Commit(r->request_id, r->tokens, r->num_computed_tokens);
+      continue;
+    }
+    const Run run = runs.at(r->request_id);
+    const int64_t base = r->num_tokens();
+    FinishReason reason = FinishReason::kNone;
+    for (size_t j = 0; j < run.count && reason == FinishReason::kNone; ++j) {
+      const SampledToken& t = sampled[run.begin + j];
+      r->tokens.push_back(t.token_id);
+      if (t.finished) {
+        reason = FinishReason::kStop;
+      } else if (r->num_output_tokens() >= r->max_tokens ||
+                 r->num_tokens() >= options_.max_model_len) {
+        reason = FinishReason::kLength;
+      }
+    }
+    // Draft i's KV (position base + i) is valid if drafts 0..i equal the tokens now at those
+    // positions; the last token stays pending (its KV is computed with the next step).
+    const int64_t appended = r->num_tokens() - base;
+    int64_t valid = 0;
+    while (valid < s.num_drafts && valid < appended - 1 &&
+           r->draft_tokens[static_cast<size_t>(valid)] ==
+               r->tokens[static_cast<size_t>(base + valid)]) {
+      ++valid;
+    }
+    r->num_computed_tokens = base + valid;
+    r->draft_tokens.clear();
+    stats_.num_draft_tokens += s.num_drafts;
+    stats_.num_accepted_draft_tokens += valid;
+    kv_.Commit(r->request_id, r->tokens, r->num_computed_tokens);
+    if (reason != FinishReason::kNone) {
+      Finish(r, reason, &finished);
+    } else {
+      kv_.Truncate(r->request_id, ReservedTokens(*r));  // the rejected drafts' blocks
     }
   }
   last_step_.clear();
+  cancelled_in_step_.clear();
   return finished;
+}
+
+Status Scheduler::SetDraftTokens(RequestId request_id, std::vector<int32_t> drafts) {
+  if (step_in_flight_) {
+    return Status::InvalidArgument("draft tokens for request " + std::to_string(request_id) +
+                                   " while a step is in flight");
+  }
+  auto it = requests_.find(request_id);
+  if (it == requests_.end()) {
+    return Status::NotFound("draft tokens: no live request " + std::to_string(request_id));
+  }
+  for (int32_t t : drafts) {
+    if (t < 0) {
+      return Status::InvalidArgument("draft tokens: negative token id " + std::to_string(t));
+    }
+  }
+  SchedRequest* r = it->second.get();
+  if (r->status != RequestStatus::kRunning || r->num_computed_tokens + 1 != r->num_tokens()) {
+    r->draft_tokens.clear();
+    return Status::Ok();
+  }
+  r->draft_tokens = std::move(drafts);
+  return Status::Ok();
 }
 
 Status Scheduler::Cancel(RequestId request_id) {
@@ -343,7 +419,8 @@ Status Scheduler::Cancel(RequestId request_id) {
     return Status::NotFound("cancel: no live request " + std::to_string(request_id));
   }
   SchedRequest* r = it->second.get();
-  // A cancel between Schedule and ApplyStepOutput: forget r's slice of the step.
+  // A cancel between Schedule and ApplyStepOutput: forget r's slice of the step, and its tokens.
+  if (step_in_flight_) cancelled_in_step_.push_back(request_id);
   std::erase_if(last_step_, [r](const Slice& s) { return s.request == r; });
   Finish(r, FinishReason::kCancelled, nullptr);
   return Status::Ok();
@@ -363,7 +440,7 @@ SchedulerStats Scheduler::stats() const {
   // Slots reserved for this step's tokens count as used: they are filled by the forward pass.
   int64_t slots = 0, used = 0;
   for (const SchedRequest* r : running_) {
-    const int64_t n = static_cast<int64_t>(r->block_table.size()) * options_.block_size;
+    const int64_t n = kv_.num_blocks(r->request_id) * options_.block_size;
     slots += n;
     used += std::min<int64_t>(r->num_tokens(), n);
   }
@@ -385,41 +462,43 @@ Status Scheduler::CheckInvariants() const {
   if (!std::is_sorted(running_.begin(), running_.end(), RunsBefore)) {
     return Status::Internal("running requests out of service order");
   }
-  std::vector<int64_t> refs(static_cast<size_t>(pool_->num_blocks()), 0);
+  if (kv_.num_sequences() != static_cast<int64_t>(running_.size())) {
+    return Status::Internal("the KV manager tracks " + std::to_string(kv_.num_sequences()) +
+                            " sequences for " + std::to_string(running_.size()) +
+                            " running requests");
+  }
   for (const SchedRequest* r : running_) {
     if (r->status != RequestStatus::kRunning) return fail(*r, "in the running list");
     if (r->num_computed_tokens >= r->num_tokens() || r->num_computed_tokens < 0) {
       return fail(*r, "num_computed_tokens out of [0, num_tokens)");
     }
-    const int64_t n = static_cast<int64_t>(r->block_table.size());
+    if (!kv_.Tracks(r->request_id)) return fail(*r, "running without KV state");
+    const int64_t n = kv_.num_blocks(r->request_id);
+    // While a plan executes, the drafts it feeds hold slots past the known tokens.
+    const int64_t in_flight = step_in_flight_ ? static_cast<int64_t>(r->draft_tokens.size()) : 0;
     if (n < BlocksForTokens(r->num_computed_tokens, options_.block_size) ||
-        n > BlocksForTokens(ReservedTokens(*r), options_.block_size)) {
+        n > BlocksForTokens(std::max(ReservedTokens(*r), r->num_tokens() + in_flight),
+                            options_.block_size)) {
       return fail(*r, "block table does not fit num_computed_tokens / num_tokens");
     }
-    if (r->num_committed_blocks != r->num_computed_tokens / options_.block_size) {
+    if (kv_.num_committed_blocks(r->request_id) != r->num_computed_tokens / options_.block_size) {
       return fail(*r, "committed blocks lag the computed tokens");
     }
-    for (int32_t b : r->block_table) {
-      if (b < 0 || b >= pool_->num_blocks()) return fail(*r, "block id out of range");
-      ++refs[static_cast<size_t>(b)];
+    if (!r->draft_tokens.empty() && r->num_computed_tokens + 1 != r->num_tokens()) {
+      return fail(*r, "drafts while more than the last token is pending");
     }
   }
   for (const SchedRequest* r : waiting_) {
     if (r->status != RequestStatus::kWaiting && r->status != RequestStatus::kPreempted) {
       return fail(*r, "in the waiting queue");
     }
-    if (!r->block_table.empty() || r->num_computed_tokens != 0) {
-      return fail(*r, "waiting with blocks or computed tokens");
+    if (kv_.Tracks(r->request_id) || r->num_computed_tokens != 0 || !r->draft_tokens.empty()) {
+      return fail(*r, "waiting with blocks, computed tokens or drafts");
     }
   }
-  for (int32_t b = 0; b < pool_->num_blocks(); ++b) {
-    if (refs[static_cast<size_t>(b)] != pool_->ref_count(b)) {
-      return Status::Internal(
-          "block " + std::to_string(b) + ": pool ref count " + std::to_string(pool_->ref_count(b)) +
-          " but " + std::to_string(refs[static_cast<size_t>(b)]) + " block-table entries");
-    }
-  }
-  return pool_->CheckInvariants();
+  // Every pool reference is in exactly one table (the scheduler's KV manager is the pool's only
+  // client): pool ref counts equal table occurrences.
+  return kv_.CheckInvariants(/*sole_client=*/true);
 }
 
 }  // namespace jisu

@@ -1,6 +1,7 @@
 // The scheduler: the POLICY that decides, step by step, which requests run and how many tokens
-// each is fed, who is admitted from the queue and who is preempted. The block pool and the
-// prefix cache (src/kv/) are the mechanism it drives; it owns no memory but request state.
+// each is fed, who is admitted from the queue and who is preempted. Memory is the KvManager's
+// (kv/kv_manager.h: block tables, prefix-cache lookups and commits, rollback) on top of the block
+// pool and the prefix cache; the scheduler asks it for blocks and owns only request state.
 //
 // One step: Schedule() -> StepPlan -> (runner: forward + sample) -> ApplyStepOutput(StepOutput).
 // Schedule():
@@ -14,14 +15,21 @@
 //      max_seqs and the pool allow. On admission the prefix cache is asked for the longest
 //      cached chain: those tokens are not recomputed. Admission never preempts, and stops at the
 //      first request that does not fit (no overtaking: no starvation).
-// ApplyStepOutput(): advances num_computed_tokens, commits newly full blocks to the prefix cache,
-// appends sampled tokens, and finishes requests (freeing their blocks at once).
+//   3. Drafts (SetDraftTokens) ride on the decodes scheduled in 1, in service order, with what
+//      budget and blocks are left: as many as fit, the rest dropped. Speculation is last so that
+//      it never preempts anyone nor delays an admission; it only uses slack.
+// ApplyStepOutput(): per sequence, appends the accepted tokens (stopping at a finish, max_tokens
+// or max_model_len), moves num_computed_tokens to cover exactly the KV that is valid (the fed
+// token and the drafts that match the accepted tokens; the rejected drafts' slots are written
+// again later), rolls back blocks no longer needed, commits full blocks of accepted tokens only,
+// and finishes requests (freeing their blocks at once).
 //
-// Invariants between steps (CheckInvariants): every block reference the scheduler holds is in
-// exactly one request's block table; running requests <= max_seqs; a request is in exactly one
-// of running / waiting, or gone once finished.
+// Invariants (CheckInvariants, also while a plan executes): every block reference is in exactly one
+// request's block table (the KvManager's); running requests <= max_seqs; a request is in exactly
+// one of running / waiting, or gone once finished; see sched_request.h for the per-request ones.
 // Not thread-safe: the engine loop thread owns the scheduler, the pool and the cache. Call
-// AddRequest / Cancel between steps (after ApplyStepOutput), not while a plan is executing.
+// AddRequest / SetDraftTokens between steps (after ApplyStepOutput); Cancel may also come while
+// a plan is executing (its tokens in the output are then ignored).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +40,7 @@
 
 #include "jisu/status.h"
 #include "kv/block_pool.h"
+#include "kv/kv_manager.h"
 #include "kv/prefix_cache.h"
 #include "sched/sched_request.h"
 #include "sched/scheduler_options.h"
@@ -49,9 +58,11 @@ struct SchedulerStats {
   int64_t num_preemptions = 0;  // so far
   int64_t num_finished = 0;
   int64_t num_cancelled = 0;
-  int64_t num_rejected = 0;     // AddRequest refused: queue full
-  double kv_usage = 0;          // pool blocks in use / all blocks
-  double kv_fragmentation = 0;  // over running requests: allocated-but-unfilled / allocated slots
+  int64_t num_rejected = 0;      // AddRequest refused: queue full
+  double kv_usage = 0;           // pool blocks in use / all blocks
+  double kv_fragmentation = 0;   // over running requests: allocated-but-unfilled / allocated slots
+  int64_t num_draft_tokens = 0;  // drafts fed so far
+  int64_t num_accepted_draft_tokens = 0;  // of which accepted (their KV kept)
 };
 
 class Scheduler {
@@ -74,18 +85,29 @@ class Scheduler {
   // next Schedule (asserted). An empty plan means nothing can run (no requests).
   StepPlan Schedule();
 
-  // Folds in the runner's result for the last plan: `output.sampled` has one token per
-  // needs_logits sequence (those of requests cancelled meanwhile are ignored). Returns the
-  // requests that finished in this step, with their outputs. InvalidArgument (and no change:
-  // the next Schedule re-plans the same tokens) if a needs_logits request has no token, two, or
-  // a token comes for a request that did not need one.
+  // Folds in the runner's result for the last plan: `output.sampled` holds each needs_logits
+  // sequence's accepted tokens (see StepOutput; those of requests cancelled meanwhile are
+  // ignored). Returns the requests that finished in this step, with their outputs.
+  // InvalidArgument (and no change: the next Schedule re-plans the same tokens) if a
+  // needs_logits request has no token, more than its drafts + 1, tokens not consecutive, or a
+  // token comes for a request that did not need one.
   Result<std::vector<FinishedRequest>> ApplyStepOutput(const StepOutput& output);
+
+  // Proposes `drafts` as the continuation of running request `request_id`, to be verified with
+  // its next decode (replacing earlier drafts). A hint: fewer may be fed (budget, blocks,
+  // max_tokens, max_model_len) and they are dropped after the next step that schedules the
+  // request, or at once if it is not at a decode (waiting, or mid-prefill). The runner must
+  // then verify them exactly (greedy): only the StepOutput contract above is checked here.
+  // NotFound: no live request; InvalidArgument: a negative id, or a step is in flight.
+  Status SetDraftTokens(RequestId request_id, std::vector<int32_t> drafts);
 
   // Frees the request at once, whatever its state. NotFound if no live request has this id.
   Status Cancel(RequestId request_id);
 
   SchedulerStats stats() const;
   const SchedulerOptions& options() const { return options_; }
+  // Block tables and hash chains of the running requests (read-only).
+  const KvManager& kv() const { return kv_; }
   // Null if no live request has this id.
   const SchedRequest* Find(RequestId request_id) const;
   int64_t num_running() const { return static_cast<int64_t>(running_.size()); }
@@ -99,7 +121,8 @@ class Scheduler {
  private:
   struct Slice {
     SchedRequest* request;
-    int64_t num_tokens;
+    int64_t num_tokens;      // fed, drafts included
+    int64_t num_drafts = 0;  // the last num_drafts of them
   };
 
   // Tokens whose KV `r` may hold: its current tokens, or with kv_prealloc its whole possible
@@ -107,23 +130,23 @@ class Scheduler {
   int64_t ReservedTokens(const SchedRequest& r) const;
   // Tokens to feed `r` this step given `budget` (0: none fit).
   int64_t TokensToSchedule(const SchedRequest& r, int64_t budget) const;
-  // Grows r's table to cover [0, end); false (no change) if the pool cannot.
-  bool GrowTable(SchedRequest* r, int64_t end);
+  // Extends a slice that reaches r's last known token with as many of r's drafts as fit.
+  void AddDrafts(Slice* s, int64_t* budget);
   void Preempt(SchedRequest* r, StepPlan* plan);
   void ReleaseBlocks(SchedRequest* r);
   void InsertRunning(SchedRequest* r);
   bool TryAdmit(SchedRequest* r, int64_t budget, int64_t* num_tokens);
-  void CommitFullBlocks(SchedRequest* r);
   void Finish(SchedRequest* r, FinishReason reason, std::vector<FinishedRequest>* finished);
 
   SchedulerOptions options_;
   BlockPool* pool_;
-  PrefixCache* cache_;  // null or mode off: no caching
+  KvManager kv_;
   std::unordered_map<RequestId, std::unique_ptr<SchedRequest>> requests_;  // live ones
   // Sorted by (priority desc, arrival asc): scheduled front to back, preempted from the back.
   std::vector<SchedRequest*> running_;
-  std::deque<SchedRequest*> waiting_;  // FIFO; preempted requests go to the front
-  std::vector<Slice> last_step_;       // what the last plan fed, until ApplyStepOutput
+  std::deque<SchedRequest*> waiting_;         // FIFO; preempted requests go to the front
+  std::vector<Slice> last_step_;              // what the last plan fed, until ApplyStepOutput
+  std::vector<RequestId> cancelled_in_step_;  // cancelled while the plan was executing
   bool step_in_flight_ = false;
   int64_t next_arrival_ = 0;
   SchedulerStats stats_;

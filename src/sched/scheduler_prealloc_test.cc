@@ -27,7 +27,7 @@ TEST(SchedulerPrealloc, ReservesPromptPlusMaxTokensAtAdmission) {
   SchedulerHarness h(PreallocOptions(), 32, PrefixCacheMode::kOff);
   ASSERT_TRUE(h.Add(1, Iota(6), 10).ok());  // 16 tokens = 4 blocks
   h.Step();
-  EXPECT_EQ(h.sched->Find(1)->block_table.size(), 4u);
+  EXPECT_EQ(h.sched->kv().block_table(1).size(), 4u);
   EXPECT_EQ(h.pool.stats().num_in_use, 4);
   // 7 of 16 slots hold tokens (6 prompt + 1 fed-back sample): 9/16 unused.
   EXPECT_DOUBLE_EQ(h.sched->stats().kv_fragmentation, 9.0 / 16.0);
@@ -39,7 +39,7 @@ TEST(SchedulerPrealloc, CapsTheReservationAtMaxModelLen) {
   SchedulerHarness h(PreallocOptions(), 32, PrefixCacheMode::kOff);
   ASSERT_TRUE(h.Add(1, Iota(10), 1000).ok());
   h.Step();
-  EXPECT_EQ(h.sched->Find(1)->block_table.size(), 16u);  // 64 tokens
+  EXPECT_EQ(h.sched->kv().block_table(1).size(), 16u);  // 64 tokens
 }
 
 TEST(SchedulerPrealloc, AdmitsFewerButNeverPreemptsAndMatchesTheReference) {

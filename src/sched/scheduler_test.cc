@@ -96,12 +96,12 @@ TEST(Scheduler, DecodesAreScheduledBeforeNewPrefills) {
     ASSERT_EQ(p.sequences.size(), 3u) << step;
     EXPECT_EQ(p.sequences[0].request_id, 1);
     EXPECT_EQ(p.sequences[0].num_tokens, 1);
-    EXPECT_TRUE(p.sequences[0].needs_logits);
+    EXPECT_TRUE(p.sequences[0].needs_logits());
     EXPECT_EQ(p.sequences[1].request_id, 2);
     EXPECT_EQ(p.sequences[1].num_tokens, 1);
     EXPECT_EQ(p.sequences[2].request_id, 3);
     EXPECT_EQ(p.sequences[2].start_position, 6 * step);
-    if (p.sequences[2].needs_logits) {
+    if (p.sequences[2].needs_logits()) {
       EXPECT_EQ(p.sequences[2].num_tokens, 20 - 18);
       break;
     }
@@ -130,12 +130,12 @@ TEST(Scheduler, ChunkedPrefillKeepsOthersDecodingEveryStep) {
     EXPECT_EQ(c.request_id, 3);
     EXPECT_EQ(c.start_position, 14 * prefill_steps);
     ++prefill_steps;
-    if (c.needs_logits) {
+    if (c.needs_logits()) {
       EXPECT_EQ(c.num_tokens, 100 - 14 * 7);
       break;
     }
     EXPECT_EQ(c.num_tokens, 14);
-    EXPECT_FALSE(c.needs_logits);
+    EXPECT_FALSE(c.needs_logits());
   }
   EXPECT_EQ(prefill_steps, 8);  // ceil(100 / 14)
   ASSERT_TRUE(h.RunAll());
