@@ -34,15 +34,7 @@ struct SimResult {
 };
 
 SimResult Simulate(const SimConfig& c) {
-  SchedulerOptions o;
-  o.block_size = 4;
-  o.max_model_len = 96;
-  o.chunked_prefill = c.chunked;
-  o.max_batch_tokens = c.chunked ? 40 : 96;
-  o.max_chunk_tokens = c.chunked ? 24 : 0;
-  o.max_seqs = 6;
-  o.max_queue = 10;
-  SchedulerHarness h(o, c.num_blocks, c.mode, /*stops=*/true);
+  SchedulerHarness h(testing::SimSchedulerOptions(c.chunked), c.num_blocks, c.mode, /*stops=*/true);
   // Two streams: request contents (so request i is the same whatever the pool does) and the
   // timing of arrivals and cancels.
   std::mt19937 content_rng(c.seed), rng(c.seed * 7919u + 1u);
@@ -106,7 +98,7 @@ SimResult Simulate(const SimConfig& c) {
     EXPECT_NE(fin, cancelled.count(id) > 0) << "request " << id;
     if (!fin) continue;
     EXPECT_EQ(h.done.at(id).output_tokens,
-              ReferenceGenerate(pm.first, pm.second, o.max_model_len, true))
+              ReferenceGenerate(pm.first, pm.second, h.options.max_model_len, true))
         << "request " << id;
     result.outputs[id] = h.done.at(id).output_tokens;
   }

@@ -338,15 +338,7 @@ struct SpecSimResult {
 // Random requests (shared prefixes, stops, priorities, tenants), drafts with random k in 1..8
 // and random wrong tokens, cancellations between Schedule and ApplyStepOutput.
 SpecSimResult SimulateSpec(const SpecSimConfig& c) {
-  SchedulerOptions o;
-  o.block_size = 4;
-  o.max_model_len = 96;
-  o.chunked_prefill = c.chunked;
-  o.max_batch_tokens = c.chunked ? 40 : 96;
-  o.max_chunk_tokens = c.chunked ? 24 : 0;
-  o.max_seqs = 6;
-  o.max_queue = 10;
-  SchedulerHarness h(o, c.num_blocks, c.mode, /*stops=*/true);
+  SchedulerHarness h(testing::SimSchedulerOptions(c.chunked), c.num_blocks, c.mode, /*stops=*/true);
   std::mt19937 content_rng(c.seed), rng(c.seed * 7919u + 3u);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   auto content = [&](int lo, int hi) {
@@ -379,7 +371,7 @@ SpecSimResult SimulateSpec(const SpecSimConfig& c) {
     ProposeAll(*h.sched, drafter, live);
     if (::testing::Test::HasFailure()) return result;
     StepPlan plan = h.sched->Schedule();
-    EXPECT_LE(plan.num_tokens(), o.max_batch_tokens);
+    EXPECT_LE(plan.num_tokens(), h.options.max_batch_tokens);
     if (!h.sched->idle()) {
       EXPECT_FALSE(plan.empty()) << "step " << step;
     }
@@ -414,7 +406,7 @@ SpecSimResult SimulateSpec(const SpecSimConfig& c) {
     if (!fin) continue;
     const NewRequest& r = requests[static_cast<size_t>(id)];
     EXPECT_EQ(h.done.at(id).output_tokens,
-              ReferenceGenerate(r.prompt, r.max_tokens, o.max_model_len, true))
+              ReferenceGenerate(r.prompt, r.max_tokens, h.options.max_model_len, true))
         << "request " << id;
     result.outputs[id] = h.done.at(id).output_tokens;
   }

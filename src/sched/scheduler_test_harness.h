@@ -77,6 +77,20 @@ class SchedulerHarness {
   int64_t steps = 0;
 };
 
+// The small, busy scheduler of the randomized simulations (scheduler_sim_test.cc,
+// scheduler_spec_test.cc): 4-token blocks, a 96-token context, six sequences, a short queue.
+inline SchedulerOptions SimSchedulerOptions(bool chunked) {
+  SchedulerOptions o;
+  o.block_size = 4;
+  o.max_model_len = 96;
+  o.chunked_prefill = chunked;
+  o.max_batch_tokens = chunked ? 40 : 96;
+  o.max_chunk_tokens = chunked ? 24 : 0;
+  o.max_seqs = 6;
+  o.max_queue = 10;
+  return o;
+}
+
 inline std::vector<int32_t> Iota(int32_t n, int32_t first = 1) {
   std::vector<int32_t> v(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = first + i;
