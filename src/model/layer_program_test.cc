@@ -94,6 +94,10 @@ TEST(LayerProgramTest, Gemma3InterleavesLocalAndGlobalLayers) {
   for (WeightId id : {WeightId::kPostAttnNorm, WeightId::kPostFfnNorm, WeightId::kQNorm}) {
     EXPECT_TRUE(p.Uses(id)) << LayerWeightName(id);
   }
+  // The products its norms feed read float activations (measured, see gemma3.cc).
+  int float_products = 0;
+  for (const Op& op : p.layer_ops) float_products += op.float_activations;
+  EXPECT_EQ(float_products, 2);
   bool gelu = false;
   for (const Op& op : p.layer_ops)
     gelu |= op.code == OpCode::kGatedAct && op.act == Activation::kGeluTanh;

@@ -228,7 +228,8 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
                         Dim(op.targets[i].dst)};
         }
         MatMulMany({targets, n}, Row(op.src, 0), Dim(op.src), num_tokens, pool_,
-                   pending_.empty() ? nullptr : &producer);
+                   pending_.empty() ? nullptr : &producer,
+                   MatMulOptions{.float_activations = op.float_activations});
         pending_.clear();
       }
     }

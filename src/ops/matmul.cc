@@ -172,7 +172,7 @@ enum class ActPrep {
 // Picks w's kernels and cuts its work into tasks; PrepareActs fills the activation fields.
 ActPrep Plan(const WeightMatrix& w, WeightKind kind, const float* x, int64_t x_stride,
              int64_t num_tokens, float* y, int64_t y_stride, bool parallel, int64_t workers,
-             Part* part) {
+             std::optional<matmul_internal::ActPath> act, Part* part) {
   const DTypeTraits& traits = Traits(w.dtype);
   assert(w.cols > 0 && w.cols % traits.block_size == 0);
   assert(w.row_bytes >= RowBytes(w.dtype, static_cast<uint64_t>(w.cols)).value_or(~uint64_t{0}));
@@ -200,9 +200,10 @@ ActPrep Plan(const WeightMatrix& w, WeightKind kind, const float* x, int64_t x_s
 
   const std::optional<matmul_internal::Path> forced = matmul_internal::ForcedPath();
   int64_t token_granule = p.ks->mr;
-  const matmul_internal::IlDotFn il_dot = w.interleaved != nullptr && matmul_internal::UseIntGemv()
-                                              ? matmul_internal::IlDotFor(p.ks->isa, kind)
-                                              : nullptr;
+  const matmul_internal::IlDotFn il_dot =
+      w.interleaved != nullptr && matmul_internal::UseIntGemv(act)
+          ? matmul_internal::IlDotFor(p.ks->isa, kind)
+          : nullptr;
   if (il_dot != nullptr) {
     p.il = w.interleaved;
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
@@ -211,12 +212,14 @@ ActPrep Plan(const WeightMatrix& w, WeightKind kind, const float* x, int64_t x_s
     if (!s.gemm) p.il_dot = il_dot;
     token_granule = s.gemm ? p.iks->mr : kMaxDotTokens;
     prep = ActPrep::kQuantize;
-  } else if (num_tokens == 1 && matmul_internal::IsIntKind(kind) && matmul_internal::UseIntGemv() &&
+  } else if (num_tokens == 1 && matmul_internal::IsIntKind(kind) &&
+             matmul_internal::UseIntGemv(act) &&
              (p.gemv = matmul_internal::GemvFor(p.ks->isa, kind)) != nullptr) {
     s.gemm = false;
     prep = ActPrep::kGemvRow;
-  } else if ((matmul_internal::IsIntKind(kind) && matmul_internal::UseIntPath(num_tokens)) ||
-             (matmul_internal::IsIntKQuantKind(kind) && matmul_internal::UseIntKQuantPath(kind) &&
+  } else if ((matmul_internal::IsIntKind(kind) && matmul_internal::UseIntPath(num_tokens, act)) ||
+             (matmul_internal::IsIntKQuantKind(kind) &&
+              matmul_internal::UseIntKQuantPath(kind, act) &&
               matmul_internal::IntKernelsFor(p.ks->isa).dot[kind] != nullptr)) {
     p.iks = &matmul_internal::IntKernelsFor(p.ks->isa);
     const bool has_gemm = p.iks->gemm[kind] != nullptr;
@@ -236,7 +239,7 @@ ActPrep Plan(const WeightMatrix& w, WeightKind kind, const float* x, int64_t x_s
       // bf16 pairs: read in bf16 numerics where they are on and this ISA has the kernels;
       // otherwise the float kernels on the rows.
       if (matmul_internal::IsIlFloatKind(kind) && p.ks->isa == matmul_internal::Isa::kAvx512 &&
-          matmul_internal::UseBf16Numerics() && matmul_internal::Avx512Bf16Gemm() != nullptr) {
+          matmul_internal::UseBf16Numerics(act) && matmul_internal::Avx512Bf16Gemm() != nullptr) {
         p.il = w.interleaved;
         if (s.gemm) {
           p.bf16_gemm = matmul_internal::Avx512Bf16Gemm();
@@ -389,7 +392,10 @@ bool CanShareActs(std::span<const MatMulTarget> targets) {
 }  // namespace
 
 void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x_stride,
-                int64_t num_tokens, ThreadPool& pool, const ActProducer* produce) {
+                int64_t num_tokens, ThreadPool& pool, const ActProducer* produce,
+                const MatMulOptions& options) {
+  const std::optional<matmul_internal::ActPath> act =
+      options.float_activations ? std::optional(matmul_internal::ActPath::kFloat) : std::nullopt;
   if (num_tokens <= 0) return;
   int64_t work = 0;
   for (const MatMulTarget& t : targets) work += t.w->rows * t.w->cols * num_tokens;
@@ -399,7 +405,7 @@ void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x
   if (targets.empty() || !CanShareActs(targets)) {
     ProduceActs(produce, num_tokens, pool, parallel);
     for (const MatMulTarget& t : targets)
-      MatMul(*t.w, x, x_stride, num_tokens, t.y, t.y_stride, pool);
+      MatMul(*t.w, x, x_stride, num_tokens, t.y, t.y_stride, pool, nullptr, options);
     return;
   }
   const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(targets[0].w->dtype);
@@ -411,8 +417,8 @@ void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x
   ActPrep prep = ActPrep::kNone;
   for (const MatMulTarget& t : targets) {
     if (t.w->rows <= 0) continue;
-    const ActPrep pr =
-        Plan(*t.w, *kind, x, x_stride, num_tokens, t.y, t.y_stride, parallel, workers, &parts[n++]);
+    const ActPrep pr = Plan(*t.w, *kind, x, x_stride, num_tokens, t.y, t.y_stride, parallel,
+                            workers, act, &parts[n++]);
     // Same kernels for every part (CanShareActs); only the float GEMM's panels depend on the
     // row count (packed once when some part has several row chunks, read by every part).
     assert(n == 1 || pr == prep || (pr == ActPrep::kNone && prep == ActPrep::kFloatPanels) ||
@@ -426,9 +432,10 @@ void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x
 }
 
 void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
-            int64_t y_stride, ThreadPool& pool, const ActProducer* produce) {
+            int64_t y_stride, ThreadPool& pool, const ActProducer* produce,
+            const MatMulOptions& options) {
   const MatMulTarget target{&w, y, y_stride};
-  MatMulMany({&target, 1}, x, x_stride, num_tokens, pool, produce);
+  MatMulMany({&target, 1}, x, x_stride, num_tokens, pool, produce, options);
 }
 void DotRowsF32(const float* rows, int64_t row_stride, int64_t cols, int64_t num_rows,
                 const float* x, int64_t x_stride, int64_t num_x, float* y, int64_t y_stride) {

@@ -77,10 +77,19 @@ void PackIntPanels(const WeightMatrix& w, uint8_t* out, ThreadPool& pool);
 // read, and holds what `produce` wrote after the call.
 using ActProducer = FunctionRef<void(int64_t t0, int64_t t1)>;
 
+// A product's own numerics, chosen by its caller (a model's layer program) rather than by
+// process-wide switches.
+struct MatMulOptions {
+  // Activations stay float32: no int8 quantization for the integer kernels, f16 (not bf16)
+  // numerics for F16/BF16 weights. For inputs the quantized path measurably damages.
+  bool float_activations = false;
+};
+
 // x: [num_tokens, w.cols] floats with row stride x_stride (elements);
 // y: [num_tokens, w.rows] floats with row stride y_stride (elements).
 void MatMul(const WeightMatrix& w, const float* x, int64_t x_stride, int64_t num_tokens, float* y,
-            int64_t y_stride, ThreadPool& pool, const ActProducer* produce = nullptr);
+            int64_t y_stride, ThreadPool& pool, const ActProducer* produce = nullptr,
+            const MatMulOptions& options = {});
 
 // One product of MatMulMany: y = x W^T, y with row stride y_stride (elements).
 struct MatMulTarget {
@@ -94,7 +103,8 @@ struct MatMulTarget {
 // once instead of once per matrix (a decode step had ~8 such waits a layer). Others run one
 // after another.
 void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x_stride,
-                int64_t num_tokens, ThreadPool& pool, const ActProducer* produce = nullptr);
+                int64_t num_tokens, ThreadPool& pool, const ActProducer* produce = nullptr,
+                const MatMulOptions& options = {});
 
 // The instruction set MatMul runs on here ("avx512", "avx2", "scalar"), for logs.
 const char* MatMulIsaName();

@@ -15,8 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace jisu::matmul_internal {
+
+enum class ActPath;  // matmul_int.h
 
 // GEMM micro-tile: kBf16Mr tokens x kBf16Nr rows (two groups of 16 rows of the copy).
 constexpr int kBf16Mr = 12;
@@ -55,6 +58,6 @@ void Avx512RoundToBf16Pairs(const float* src, int64_t n, uint32_t* dst);
 // to F16 (bench/results/2026-12-03-cpu-bf16-numerics.md). Off with JISU_MATMUL=float (exact
 // float kernels on f16 weights, f32 activations); tests switch it with ForceActPath (kInt8: on,
 // kFloat: off).
-bool UseBf16Numerics();
+bool UseBf16Numerics(std::optional<ActPath> call = std::nullopt);
 
 }  // namespace jisu::matmul_internal

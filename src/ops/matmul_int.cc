@@ -154,20 +154,23 @@ static int EnvMatmulMode() {
   return mode;
 }
 
-bool UseIntGemv() {
+bool UseIntGemv(std::optional<ActPath> call) {
+  if (call) return *call == ActPath::kInt8;
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
   const int mode = EnvMatmulMode();
   return mode != 1 && mode != 3;
 }
 
-bool UseBf16Numerics() {
+bool UseBf16Numerics(std::optional<ActPath> call) {
+  if (call) return *call == ActPath::kInt8;
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
   return EnvMatmulMode() != 1;
 }
 
-bool UseIntPath(int64_t num_tokens) {
+bool UseIntPath(int64_t num_tokens, std::optional<ActPath> call) {
+  if (call) return *call == ActPath::kInt8;
   const int env_mode = EnvMatmulMode();
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
@@ -176,7 +179,8 @@ bool UseIntPath(int64_t num_tokens) {
   return num_tokens > kMaxDotTokens;
 }
 
-bool UseIntKQuantPath(WeightKind kind) {
+bool UseIntKQuantPath(WeightKind kind, std::optional<ActPath> call) {
+  if (call) return *call == ActPath::kInt8;
   const int forced = g_forced_act_path.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
   const int env_mode = EnvMatmulMode();

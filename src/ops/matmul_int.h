@@ -147,7 +147,9 @@ bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int v
 // which is memory-bound), and float throughout with JISU_MATMUL=float in the environment.
 enum class ActPath { kFloat, kInt8 };
 void ForceActPath(std::optional<ActPath> path);
-bool UseIntPath(int64_t num_tokens);
+// The Use* predicates below: a call's own choice (MatMulOptions) comes first, then
+// ForceActPath (tests), then JISU_MATMUL (debugging), then the measured defaults.
+bool UseIntPath(int64_t num_tokens, std::optional<ActPath> call = std::nullopt);
 // K-quants (IsIntKQuantKind) where the ISA's IntKernelSet has a dot kernel: integer dot for up
 // to kKQuantIntDotMaxTokens tokens (in groups of kMaxDotTokens), the float GEMM above (its
 // switch point in matmul.cc is kKQuantIntDotMaxTokens + 1). Zen 3, 5632 x 2048, 1 thread: the
@@ -159,10 +161,10 @@ bool UseIntPath(int64_t num_tokens);
 // 5632 x 2048, 1 thread, 24 / 32 / 128 tokens 1.25x / 1.3x / 1.45-1.65x the float GEMM; TinyLlama
 // Q4_K_M pp512 at 2 threads 1.6x (bench/results/2026-12-01-cpu-q4_k-gemm.md).
 constexpr int64_t kKQuantIntDotMaxTokens = 19;
-bool UseIntKQuantPath(WeightKind kind);
+bool UseIntKQuantPath(WeightKind kind, std::optional<ActPath> call = std::nullopt);
 // Batch-1 decode through the integer GEMV (matmul_gemv.h) for Q4_0/Q8_0: on by default
 // (measured faster on the TinyLlama-1.1B shape, bench/results/2026-12-01-cpu-decode.md); off
 // under ForceActPath(kFloat), JISU_MATMUL=float or JISU_MATMUL=nogemv (the old dot kernels).
-bool UseIntGemv();
+bool UseIntGemv(std::optional<ActPath> call = std::nullopt);
 
 }  // namespace jisu::matmul_internal

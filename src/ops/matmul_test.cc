@@ -292,5 +292,28 @@ TEST_F(MatMulTest, LargerPrefillF16OddSizes) {
   CheckAgainstReference(w, 203, "f16 301x1001 tokens=203", &worst);
 }
 
+// A call's own float_activations equals the process-wide float path bit for bit, whatever the
+// global switch says, and differs from the int8 path it replaces (so the option is honoured).
+TEST(MatMulOptionsTest, FloatActivationsPerCall) {
+  std::mt19937 rng(5);
+  const TestWeights w = MakeWeights(DType::kQ8_0, 96, 512, rng);
+  const int64_t tokens = 40;
+  std::vector<float> x(static_cast<size_t>(tokens * 512));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : x) v = normal(rng);
+  ThreadPool pool(2);
+  std::vector<float> per_call(static_cast<size_t>(tokens * 96)), global(per_call.size()),
+      int8(per_call.size());
+  matmul_internal::ForceActPath(matmul_internal::ActPath::kInt8);
+  MatMul(w.View(), x.data(), 512, tokens, per_call.data(), 96, pool, nullptr,
+         MatMulOptions{.float_activations = true});
+  MatMul(w.View(), x.data(), 512, tokens, int8.data(), 96, pool);
+  matmul_internal::ForceActPath(matmul_internal::ActPath::kFloat);
+  MatMul(w.View(), x.data(), 512, tokens, global.data(), 96, pool);
+  matmul_internal::ForceActPath(std::nullopt);
+  EXPECT_EQ(std::memcmp(per_call.data(), global.data(), per_call.size() * sizeof(float)), 0);
+  EXPECT_NE(std::memcmp(per_call.data(), int8.data(), per_call.size() * sizeof(float)), 0);
+}
+
 }  // namespace
 }  // namespace jisu

@@ -45,10 +45,12 @@ struct AttentionBlock {
   bool qkv_bias = false;   // Qwen2
   bool qk_norm = false;    // Qwen3, Gemma 3
   bool post_norm = false;  // Gemma: RMSNorm of the attention output before the residual add
+  bool float_qkv = false;  // the q/k/v product's input stays float32 (Op::float_activations)
 };
 struct MlpBlock {
   Activation act = Activation::kSilu;
-  bool post_norm = false;  // Gemma: RMSNorm of the MLP output before the residual add
+  bool post_norm = false;      // Gemma: RMSNorm of the MLP output before the residual add
+  bool float_gate_up = false;  // the gate/up product's input stays float32
 };
 void AppendAttentionBlock(const AttentionBlock& block, ModelProgram& p);
 void AppendMlpBlock(const MlpBlock& block, ModelProgram& p);

@@ -8,10 +8,11 @@ void AppendAttentionBlock(const AttentionBlock& block, ModelProgram& p) {
   std::vector<Op>& ops = p.layer_ops;
   ops.push_back(
       Op{.code = OpCode::kNorm, .src = Buf::kX, .dst = Buf::kH, .weight = WeightId::kAttnNorm});
-  ops.push_back(Op{
-      .code = OpCode::kLinear,
-      .src = Buf::kH,
-      .targets = {{WeightId::kWq, Buf::kQ}, {WeightId::kWk, Buf::kK}, {WeightId::kWv, Buf::kV}}});
+  ops.push_back(
+      Op{.code = OpCode::kLinear,
+         .src = Buf::kH,
+         .targets = {{WeightId::kWq, Buf::kQ}, {WeightId::kWk, Buf::kK}, {WeightId::kWv, Buf::kV}},
+         .float_activations = block.float_qkv});
   if (block.qkv_bias) {
     ops.push_back(Op{.code = OpCode::kAddBias, .dst = Buf::kQ, .weight = WeightId::kBq});
     ops.push_back(Op{.code = OpCode::kAddBias, .dst = Buf::kK, .weight = WeightId::kBk});
@@ -40,7 +41,8 @@ void AppendMlpBlock(const MlpBlock& block, ModelProgram& p) {
       Op{.code = OpCode::kNorm, .src = Buf::kX, .dst = Buf::kH, .weight = WeightId::kFfnNorm});
   ops.push_back(Op{.code = OpCode::kLinear,
                    .src = Buf::kH,
-                   .targets = {{WeightId::kWGate, Buf::kGate}, {WeightId::kWUp, Buf::kUp}}});
+                   .targets = {{WeightId::kWGate, Buf::kGate}, {WeightId::kWUp, Buf::kUp}},
+                   .float_activations = block.float_gate_up});
   ops.push_back(
       Op{.code = OpCode::kGatedAct, .src = Buf::kUp, .dst = Buf::kGate, .act = block.act});
   ops.push_back(
