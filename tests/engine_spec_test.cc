@@ -97,7 +97,7 @@ struct Result {
   std::condition_variable cv;
   std::vector<int32_t> tokens;
   std::string text;
-  std::string reason;
+  FinishReason reason = FinishReason::kNone;
   std::vector<SampledLogprobs> logprobs;
   int64_t outputs = 0;
   bool done = false;
@@ -206,7 +206,7 @@ TEST_F(EngineSpecTest, GreedyOutputIsUnchangedByDrafts) {
   ASSERT_GT(t3.size(), 12u);
   requests[3].sampling.stop = {t3.substr(t3.size() / 2, 3)};
   expected[3] = std::move(Run(**plain, {requests[3]})[0]);
-  ASSERT_EQ(expected[3]->reason, "stop");
+  ASSERT_EQ(expected[3]->reason, FinishReason::kStop);
   // One sampled request: never speculated on.
   EngineRequest sampled = requests[0];
   sampled.sampling.temperature = 0.8f;
@@ -293,7 +293,7 @@ TEST_F(EngineSpecTest, CancelWithDraftsPendingFreesEverything) {
   }
   (*engine)->Cancel(*id);
   ASSERT_TRUE(res.Wait());
-  EXPECT_EQ(res.reason, "cancelled");
+  EXPECT_EQ(res.reason, FinishReason::kCancelled);
   WaitPoolIdle(**engine);
   EXPECT_EQ((*engine)->pool_stats().num_free, 64);
   EXPECT_EQ(drafter->forgotten(*id), 1);

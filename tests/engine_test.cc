@@ -41,7 +41,7 @@ class EngineTest : public ::testing::Test {
     std::condition_variable cv;
     std::vector<int32_t> tokens;
     std::string text;
-    std::string reason;
+    FinishReason reason = FinishReason::kNone;
     int64_t cached = 0;
     bool done = false;
     OutputCallback Callback() {
@@ -107,7 +107,7 @@ TEST_F(EngineTest, ConcurrentClientsGetOneAtATimeResults) {
     ASSERT_TRUE(results[i].Wait()) << "request " << i << " did not finish";
     EXPECT_EQ(results[i].tokens, expected[i].output_ids) << i;
     EXPECT_EQ(results[i].text, expected[i].text) << i;
-    EXPECT_EQ(results[i].reason, "length");
+    EXPECT_EQ(results[i].reason, FinishReason::kLength);
     cached += results[i].cached;
   }
   std::printf("prompt tokens served from the prefix cache: %lld\n", static_cast<long long>(cached));
@@ -130,7 +130,7 @@ TEST_F(EngineTest, CancelFreesBlocksAtOnce) {
   EXPECT_GT((*engine)->pool_stats().num_in_use, 0);
   (*engine)->Cancel(*id);
   ASSERT_TRUE(c.Wait());
-  EXPECT_EQ(c.reason, "cancelled");
+  EXPECT_EQ(c.reason, FinishReason::kCancelled);
   EXPECT_LT(c.tokens.size(), 400u);
   for (int i = 0; i < 2000 && (*engine)->pool_stats().num_in_use != 0; ++i) {
     std::this_thread::sleep_for(1ms);

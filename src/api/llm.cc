@@ -25,13 +25,6 @@ struct Core {
   ~Core() { engine.reset(); }
 };
 
-FinishReason ReasonFromEngine(const std::string& reason) {
-  if (reason == "stop") return FinishReason::kStop;
-  if (reason == "length") return FinishReason::kLength;
-  if (reason == "cancelled") return FinishReason::kCancelled;
-  return FinishReason::kError;
-}
-
 // One request's chunks, filled by the engine's loop thread, drained by Next().
 struct StreamState {
   std::mutex mu;
@@ -105,7 +98,7 @@ class LlmImpl final : public Llm {
       c.num_prompt_tokens = o.num_prompt_tokens;
       c.num_cached_prompt_tokens = o.num_cached_prompt_tokens;
       if (o.finished) {
-        c.finish_reason = ReasonFromEngine(o.finish_reason);
+        c.finish_reason = o.finish_reason;
         c.error = o.error;
       }
       std::lock_guard<std::mutex> lock(state->mu);

@@ -56,7 +56,7 @@ Result<double> RunAll(Engine& engine, const std::vector<EngineRequest>& requests
       *generated += static_cast<int64_t>(o.token_ids.size());
       if (!o.token_ids.empty() && (*ttft)[i] == 0) (*ttft)[i] = o.ttft_seconds;
       if (o.finished) {
-        if (o.finish_reason == "error") failure = o.error;
+        if (o.finish_reason == FinishReason::kError) failure = o.error;
         ++done;
         cv.notify_all();
       }

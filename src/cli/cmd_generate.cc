@@ -1,14 +1,21 @@
+// `jisu generate`: one prompt through the Engine (the same output path as the server) on the
+// device --device picks, printing the text as it streams and a stats line (or --json).
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "backend/backend_factory.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "engine/engine.h"
 #include "kv/kv_cache.h"
 #include "runner/chat_prompt.h"
-#include "runner/generator.h"
+#include "runner/generator.h"  // GenerationResult, GenerationTimings
 
 namespace jisu::cli {
 namespace {
@@ -30,6 +37,7 @@ struct GenerateFlags {
   int64_t seed = -1;
   int threads = 0;
   int ctx = 0;
+  std::string device = "auto";
   std::string kv_type = "f16";
   bool ignore_eos = false;
   bool json = false;
@@ -67,31 +75,78 @@ Status RunGenerate(const GenerateFlags& f) {
   params.seed = f.seed >= 0 ? static_cast<uint64_t>(f.seed) : std::random_device{}();
   JISU_RETURN_IF_ERROR(params.Validate());
 
-  ThreadPool pool(threads);
-  GeneratorOptions options;
-  options.kv_type = kv_type;
   // Without --ctx, reserve KV for exactly this request (the whole context would cost e.g.
   // 377 MiB of float32 KV, 189 MiB of F16, for SmolLM2's 8192 positions).
-  options.max_context =
-      f.ctx > 0 ? f.ctx
-                : std::min<int64_t>(model->config().max_position,
-                                    static_cast<int64_t>(prompt_ids.size()) + f.max_tokens + 1);
-  JISU_ASSIGN_OR_RETURN(auto generator, Generator::Create(*model, pool, options));
-  auto on_text = [&](std::string_view delta) {
-    if (!f.json) {
-      std::fwrite(delta.data(), 1, delta.size(), stdout);
-      std::fflush(stdout);
+  const int64_t max_context = std::min<int64_t>(
+      model->config().max_position,
+      f.ctx > 0 ? f.ctx : static_cast<int64_t>(prompt_ids.size()) + f.max_tokens + 1);
+  // The engine's loop thread queues outputs; this thread prints them (declared before the
+  // engine, which may still call back while it stops).
+  std::mutex mu;
+  std::condition_variable ready;
+  std::deque<EngineOutput> outputs;
+  EngineOptions options;
+  options.num_threads = threads;
+  options.prefix_cache = PrefixCacheMode::kOff;
+  options.scheduler.max_seqs = 1;
+  options.scheduler.max_model_len = max_context;
+  BackendOptions backend_options;
+  backend_options.device = f.device;
+  backend_options.kv_type = kv_type;
+  backend_options.block_size = options.scheduler.block_size;
+  backend_options.num_threads = threads;
+  backend_options.max_kv_blocks = BlocksForTokens(max_context, options.scheduler.block_size);
+  JISU_ASSIGN_OR_RETURN(auto backend, CreateBackend(*model, backend_options));
+  JISU_ASSIGN_OR_RETURN(auto engine, Engine::Create(*model, options, std::move(backend)));
+
+  GenerationResult r;
+  r.timings.prompt_tokens = static_cast<int64_t>(prompt_ids.size());
+  r.finish_reason = FinishReason::kLength;
+  if (params.max_tokens > 0) {  // the engine needs at least one token
+    EngineRequest request;
+    request.prompt = prompt_ids;
+    request.sampling = params;
+    JISU_ASSIGN_OR_RETURN(RequestId id,
+                          engine->Submit(std::move(request), [&](const EngineOutput& o) {
+                            std::lock_guard<std::mutex> lock(mu);
+                            outputs.push_back(o);
+                            ready.notify_one();
+                          }));
+    (void)id;
+    for (bool done = false; !done;) {
+      std::deque<EngineOutput> batch;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        ready.wait(lock, [&] { return !outputs.empty(); });
+        batch.swap(outputs);
+      }
+      for (const EngineOutput& o : batch) {
+        r.output_ids.insert(r.output_ids.end(), o.token_ids.begin(), o.token_ids.end());
+        r.text += o.text;
+        if (!f.json && !o.text.empty()) {
+          std::fwrite(o.text.data(), 1, o.text.size(), stdout);
+          std::fflush(stdout);
+        }
+        if (!o.token_ids.empty() && r.timings.prompt_seconds == 0) {
+          r.timings.prompt_seconds = o.ttft_seconds;
+        }
+        if (o.finished) {
+          if (o.finish_reason == FinishReason::kError) return o.error;
+          r.finish_reason = o.finish_reason;
+          r.timings.decode_seconds = o.elapsed_seconds - r.timings.prompt_seconds;
+          done = true;
+        }
+      }
     }
-    return true;
-  };
-  JISU_ASSIGN_OR_RETURN(GenerationResult r, generator->Generate(prompt_ids, params, on_text));
+  }
+  r.timings.generated_tokens = static_cast<int64_t>(r.output_ids.size());
   const GenerationTimings& t = r.timings;
   if (f.json) {
     nlohmann::json out;
     out["prompt_ids"] = prompt_ids;
     out["output_ids"] = r.output_ids;
     out["text"] = r.text;
-    out["finish_reason"] = r.finish_reason;
+    out["finish_reason"] = FinishReasonName(r.finish_reason);
     out["timings"] = {{"prompt_tokens", t.prompt_tokens},
                       {"generated_tokens", t.generated_tokens},
                       {"prompt_seconds", t.prompt_seconds},
@@ -109,7 +164,7 @@ Status RunGenerate(const GenerateFlags& f) {
                  model->weight_type().c_str(), static_cast<long long>(t.prompt_tokens),
                  t.PromptTokensPerSecond(), static_cast<long long>(t.generated_tokens),
                  t.DecodeTokensPerSecond(), FormatBytes(PeakRssBytes()).c_str(),
-                 r.finish_reason.c_str());
+                 FinishReasonName(r.finish_reason));
   }
   return Status::Ok();
 }
@@ -136,7 +191,8 @@ void RegisterGenerate(CLI::App& app) {
   cmd->add_option("--presence-penalty", flags->presence_penalty);
   cmd->add_option("--stop", flags->stop, "stop string (repeatable)");
   cmd->add_option("--seed", flags->seed, "random seed (-1 = random)");
-  cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
+  cmd->add_option("-t,--threads", flags->threads, "CPU threads (0 = all)");
+  cmd->add_option("--device", flags->device, "auto, cpu, cuda or cuda:N");
   cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
   cmd->add_option("-c,--ctx", flags->ctx, "context length (0 = prompt + max tokens)");
   cmd->add_flag("--ignore-eos", flags->ignore_eos, "do not stop at end-of-sequence tokens");

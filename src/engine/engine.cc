@@ -17,29 +17,19 @@ double Now() {
 }  // namespace
 
 struct Engine::Live {
-  Live(const EngineRequest& r, OutputCallback cb, const Tokenizer& tok, double t)
+  Live(const EngineRequest& r, OutputCallback cb, const Model& model, double t)
       : request(r),
         callback(std::move(cb)),
-        sampler(r.sampling),
-        stops(r.sampling.stop),
-        decoder(tok),
+        output(r.sampling, r.top_logprobs, model.tokenizer(), model.eos_ids(),
+               static_cast<int32_t>(model.config().vocab_size)),
         submit_time(t) {}
   EngineRequest request;
   OutputCallback callback;
-  Sampler sampler;
-  StopMatcher stops;
-  StreamDecoder decoder;
+  OutputProcessor output;  // sampler, stop strings, detokenizer, logprobs, finish
   double submit_time;
   double first_token_time = 0;
-  int64_t cached_tokens = -1;  // set when first scheduled
-  int64_t num_output_tokens = 0;
-  bool stopped_by_string = false;
-  std::vector<int32_t> step_tokens;  // sampled this step, not yet emitted
-  std::string step_text;
-  std::vector<SampledLogprobs> step_logprobs;
-  std::vector<float> raw_logits;  // logprob requests: the row before Sample overwrites it
-  std::vector<int32_t> history;   // penalties after accepted drafts: output + step_tokens
-  std::vector<int32_t> drafts;    // the drafter's proposal (scratch)
+  int64_t cached_tokens = -1;   // set when first scheduled
+  std::vector<int32_t> drafts;  // the drafter's proposal (scratch)
 };
 
 Status EngineOptions::Validate() const {
@@ -199,14 +189,13 @@ void Engine::Loop() {
         EngineOutput out;
         out.request_id = p.id;
         out.finished = true;
-        out.finish_reason = "error";
+        out.finish_reason = FinishReason::kError;
         out.error = s;
         metrics_.OnFinished(out.finish_reason, Now() - p.submit_time, -1, 0);
         p.callback(out);
         continue;
       }
-      live_[p.id] = std::make_unique<Live>(p.request, std::move(p.callback), model_.tokenizer(),
-                                           p.submit_time);
+      live_[p.id] = std::make_unique<Live>(p.request, std::move(p.callback), model_, p.submit_time);
     }
     for (RequestId id : cancels) {
       auto it = live_.find(id);
@@ -215,7 +204,7 @@ void Engine::Loop() {
       EngineOutput out;
       out.request_id = id;
       out.finished = true;
-      out.finish_reason = "cancelled";
+      out.finish_reason = FinishReason::kCancelled;
       out.elapsed_seconds = Now() - it->second->submit_time;
       metrics_.OnFinished(out.finish_reason, out.elapsed_seconds, -1, 0);
       it->second->callback(out);
@@ -244,7 +233,7 @@ void Engine::Loop() {
     EngineOutput out;
     out.request_id = id;
     out.finished = true;
-    out.finish_reason = "cancelled";
+    out.finish_reason = FinishReason::kCancelled;
     live->callback(out);
     if (options_.drafter) options_.drafter->Forget(id);
   }
@@ -279,64 +268,15 @@ void Engine::Step() {
                           l.cached_tokens);
     }
   }
-  const int32_t vocab = static_cast<int32_t>(model_.config().vocab_size);
-  const std::vector<int32_t>& eos = model_.eos_ids();
   // Rows without logprobs and penalties are drawn on the device when the backend can (only
   // token ids come back); the draw is taken from the request's generator either way.
   auto plan_row = [&](RequestId id, RowSampling* row) {
-    Live& l = *live_.at(id);
-    if (!options_.device_sampling || l.request.top_logprobs >= 0 || l.sampler.UsesPenalties()) {
-      return;
-    }
-    const SamplingParams& p = l.sampler.params();
-    row->on_device = true;
-    row->temperature = p.temperature;
-    row->top_k = p.top_k;
-    row->top_p = p.top_p;
-    row->min_p = p.min_p;
-    row->u = l.sampler.TakeDraw();
+    OutputProcessor& p = live_.at(id)->output;
+    if (options_.device_sampling && !p.NeedsHostLogits()) p.PlanDeviceRow(row);
   };
   auto sample = [&](RequestId id, float* logits, int32_t device_token) {
-    Live& l = *live_.at(id);
     const SchedRequest* r = scheduler_.Find(id);
-    SampledToken t;
-    const int32_t top_n = l.request.top_logprobs;
-    SampledLogprobs lp;
-    float lse = 0;
-    if (top_n >= 0) {
-      lse = LogSumExp(logits, vocab);
-      LogitsTopN(logits, vocab, top_n, &lp.top);
-      l.raw_logits.assign(logits, logits + vocab);
-    }
-    // After accepted drafts of this step, the penalties' history includes them.
-    std::span<const int32_t> history = r->output();
-    if (!l.step_tokens.empty() && l.sampler.UsesPenalties()) {
-      l.history.assign(history.begin(), history.end());
-      l.history.insert(l.history.end(), l.step_tokens.begin(), l.step_tokens.end());
-      history = l.history;
-    }
-    t.token_id = logits ? l.sampler.Sample(logits, vocab, r->prompt(), history) : device_token;
-    if (top_n >= 0) {
-      const float raw = l.raw_logits[static_cast<size_t>(t.token_id)];
-      lp.token_id = t.token_id;
-      lp.logprob = raw > -std::numeric_limits<float>::infinity()
-                       ? raw - lse
-                       : -std::numeric_limits<float>::infinity();
-      l.step_logprobs.push_back(std::move(lp));
-    }
-    if (!l.request.sampling.ignore_eos &&
-        std::find(eos.begin(), eos.end(), t.token_id) != eos.end()) {
-      t.finished = true;
-    } else {
-      StopMatcher::Output o = l.stops.Push(l.decoder.Push(t.token_id));
-      l.step_text += o.text;
-      if (o.stopped) {
-        t.finished = true;
-        l.stopped_by_string = true;
-      }
-    }
-    l.step_tokens.push_back(t.token_id);
-    return t;
+    return live_.at(id)->output.OnToken(logits, device_token, r->prompt(), r->output());
   };
   auto out = runner_.Run(plan, plan_row, sample);
   if (!out.ok()) {
@@ -348,7 +288,7 @@ void Engine::Step() {
       EngineOutput o;
       o.request_id = s.request_id;
       o.finished = true;
-      o.finish_reason = "error";
+      o.finish_reason = FinishReason::kError;
       o.error = out.status();
       metrics_.OnFinished(o.finish_reason, Now() - it->second->submit_time, -1, 0);
       it->second->callback(o);
@@ -378,32 +318,25 @@ void Engine::Step() {
     }
     EngineOutput o;
     o.request_id = t.request_id;
-    o.token_ids.swap(l.step_tokens);
-    l.num_output_tokens += static_cast<int64_t>(o.token_ids.size());
+    auto f = finished.find(t.request_id);
+    const FinishReason reason =
+        l.output.Emit(f != finished.end() ? f->second : FinishReason::kNone, &o);
     metrics_.OnTokensGenerated(static_cast<int64_t>(o.token_ids.size()));
-    o.text.swap(l.step_text);
-    o.logprobs.swap(l.step_logprobs);
     o.num_prompt_tokens = static_cast<int64_t>(l.request.prompt.size());
     o.num_cached_prompt_tokens = std::max<int64_t>(0, l.cached_tokens);
     o.ttft_seconds = l.first_token_time - l.submit_time;
     o.elapsed_seconds = now - l.submit_time;
-    auto f = finished.find(t.request_id);
-    if (f != finished.end()) {
-      if (!l.stopped_by_string) {  // release held-back text (incomplete UTF-8, stop prefixes)
-        StopMatcher::Output rest = l.stops.Push(l.decoder.Flush());
-        o.text += rest.text;
-        if (!rest.stopped) o.text += l.stops.Flush();
-      }
-      o.finished = true;
-      o.finish_reason = FinishReasonName(f->second);
-      metrics_.OnFinished(o.finish_reason, o.elapsed_seconds, o.ttft_seconds, l.num_output_tokens);
+    if (reason != FinishReason::kNone) {
+      // The scheduler finishes at the same token; should it not have, it lets the request go.
+      if (f == finished.end()) (void)scheduler_.Cancel(t.request_id);
+      metrics_.OnFinished(reason, o.elapsed_seconds, o.ttft_seconds, l.output.num_output_tokens());
     }
     l.callback(o);
     if (o.finished) {
       live_.erase(it);
       if (options_.drafter) options_.drafter->Forget(t.request_id);
     } else if (options_.drafter && options_.max_draft_tokens > 0 &&
-               l.request.sampling.temperature == 0.0f) {
+               l.output.params().temperature == 0.0f) {
       ProposeDrafts(t.request_id, &l);
     }
   }

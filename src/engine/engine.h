@@ -5,8 +5,8 @@
 // return quickly (copy, enqueue, signal) and must not call back into the engine.
 // With a Drafter (EngineOptions::drafter), greedy requests are fed its proposals with each decode
 // and verified in the same forward pass (StepRunner): a step may then yield several tokens per
-// request, each run through the per-token path (EOS, stop strings, detokenizer, logprobs) in
-// order, stopping at a finish, so outputs are exactly those of plain greedy decoding.
+// request, each run through the request's OutputProcessor (EOS, stop strings, detokenizer,
+// logprobs) in order, stopping at a finish, so outputs are exactly those of plain greedy decoding.
 #pragma once
 
 #include <condition_variable>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/engine_metrics.h"
+#include "engine/output_processor.h"
 #include "engine/step_runner.h"
 #include "engine/tenant_registry.h"
 #include "jisu/status.h"
@@ -73,27 +74,6 @@ struct EngineRequest {
   int32_t top_logprobs = -1;
 };
 
-struct SampledLogprobs {
-  int32_t token_id = 0;
-  float logprob = 0;
-  std::vector<TokenLogprob> top;  // most likely first
-};
-
-struct EngineOutput {
-  RequestId request_id = 0;
-  std::vector<int32_t> token_ids;  // new tokens since the previous output
-  std::string text;                // new text (never a split UTF-8 character)
-  bool finished = false;
-  std::string finish_reason;  // "stop", "length", "cancelled", "error" (when finished)
-  Status error;               // set with finish_reason "error"
-  int64_t num_prompt_tokens = 0;
-  int64_t num_cached_prompt_tokens = 0;  // served from the prefix cache at admission
-  double ttft_seconds = 0;               // submit -> first token (set from the first token on)
-  double elapsed_seconds = 0;            // submit -> this output
-  // One per token_ids entry when the request's top_logprobs >= 0.
-  std::vector<SampledLogprobs> logprobs;
-};
-
 using OutputCallback = std::function<void(const EngineOutput&)>;
 
 class Engine {
@@ -102,7 +82,7 @@ class Engine {
   // options.scheduler.block_size); without one, on a CPU backend of options.kv_blocks blocks.
   static Result<std::unique_ptr<Engine>> Create(const Model& model, const EngineOptions& options,
                                                 std::unique_ptr<ForwardBackend> backend = nullptr);
-  ~Engine();  // stops the loop; unfinished requests get a "cancelled" output
+  ~Engine();  // stops the loop; unfinished requests get a kCancelled output
 
   // Validates and queues the request; the callback then receives its outputs. Errors that can
   // be seen at once (bad sampling params, prompt too long, queue full) are returned here.

@@ -117,20 +117,21 @@ void EngineMetrics::OnAdmitted(TenantId tenant, int64_t prompt_tokens, int64_t c
   tenant_cached_tokens_[static_cast<size_t>(slot)]->Inc(static_cast<double>(cached_tokens));
 }
 
-void EngineMetrics::OnFinished(const std::string& reason, double e2e_seconds, double ttft_seconds,
+void EngineMetrics::OnFinished(FinishReason reason, double e2e_seconds, double ttft_seconds,
                                int64_t num_output_tokens) {
-  if (reason == "stop") {
+  if (reason == FinishReason::kStop) {
     finished_stop_->Inc();
     success_stop_->Inc();
-  } else if (reason == "length") {
+  } else if (reason == FinishReason::kLength) {
     finished_length_->Inc();
     success_length_->Inc();
-  } else if (reason == "cancelled") {
+  } else if (reason == FinishReason::kCancelled) {
     finished_cancelled_->Inc();
   } else {
     finished_error_->Inc();
   }
-  if (reason != "stop" && reason != "length") return;  // latencies of completed requests only
+  if (reason != FinishReason::kStop && reason != FinishReason::kLength)
+    return;  // latencies of completed requests only
   e2e_->Observe(e2e_seconds);
   if (ttft_seconds >= 0 && num_output_tokens > 1) {
     tpot_->Observe((e2e_seconds - ttft_seconds) / static_cast<double>(num_output_tokens - 1));

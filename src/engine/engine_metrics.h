@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "jisu/finish_reason.h"
 #include "kv/block_pool.h"
 #include "kv/prefix_cache.h"
 #include "metrics/metrics_registry.h"
@@ -32,8 +33,8 @@ class EngineMetrics {
   void OnAdmitted(TenantId tenant, int64_t prompt_tokens, int64_t cached_tokens);
   void OnTokensGenerated(int64_t n) { generation_tokens_->Inc(static_cast<double>(n)); }
   void OnFirstToken(double ttft_seconds) { ttft_->Observe(ttft_seconds); }
-  // reason: "stop", "length", "cancelled" or "error". ttft_seconds < 0: no token was produced.
-  void OnFinished(const std::string& reason, double e2e_seconds, double ttft_seconds,
+  // ttft_seconds < 0: no token was produced.
+  void OnFinished(FinishReason reason, double e2e_seconds, double ttft_seconds,
                   int64_t num_output_tokens);
   // State after a loop iteration. `queued`: submitted but not yet handed to the scheduler.
   void UpdateState(const SchedulerStats& sched, const BlockPoolStats& pool,

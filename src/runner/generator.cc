@@ -4,6 +4,7 @@
 #include <chrono>
 #include <numeric>
 
+#include "engine/output_processor.h"
 #include "tokenizer/tokenizer.h"
 
 namespace jisu {
@@ -120,52 +121,37 @@ Result<GenerationResult> Generator::Generate(std::span<const int32_t> prompt_ids
   double t1 = Now();
   result.timings.prompt_seconds = t1 - t0;
 
-  Sampler sampler(params);
-  StopMatcher stops(params.stop);
-  StreamDecoder decoder(model_.tokenizer(), /*skip_special=*/true);
-  const std::vector<int32_t>& eos = model_.eos_ids();
-  int64_t position = n;
-  result.finish_reason = "length";
-  bool keep_going = true;
-  bool stopped_by_string = false;
-  auto emit = [&](const std::string& text) {
-    if (text.empty()) return;
-    result.text += text;
-    if (on_text && !on_text(text)) keep_going = false;
+  OutputProcessor output(params, /*top_logprobs=*/-1, model_.tokenizer(), model_.eos_ids(),
+                         static_cast<int32_t>(vocab));
+  auto emit = [&](const EngineOutput& delta) {
+    result.output_ids.insert(result.output_ids.end(), delta.token_ids.begin(),
+                             delta.token_ids.end());
+    result.text += delta.text;
+    return delta.text.empty() || !on_text || on_text(delta.text);
   };
-  while (static_cast<int64_t>(result.output_ids.size()) < params.max_tokens && keep_going) {
-    const int32_t id =
-        sampler.Sample(logits_.data(), static_cast<int32_t>(vocab), prompt_ids, result.output_ids);
-    result.output_ids.push_back(id);
-    if (!params.ignore_eos && std::find(eos.begin(), eos.end(), id) != eos.end()) {
-      result.finish_reason = "stop";
+  result.finish_reason = FinishReason::kLength;
+  int64_t position = n;
+  while (params.max_tokens > 0) {
+    output.OnToken(logits_.data(), 0, prompt_ids, result.output_ids);
+    // A full context ends the request like max_tokens does (the processor checks that one).
+    EngineOutput delta;
+    const FinishReason reason =
+        output.Emit(position >= max_context_ ? FinishReason::kLength : FinishReason::kNone, &delta);
+    const bool keep_going = emit(delta);
+    if (reason != FinishReason::kNone) {
+      result.finish_reason = reason;
       break;
     }
-    StopMatcher::Output out = stops.Push(decoder.Push(id));
-    emit(out.text);
-    if (out.stopped) {
-      result.finish_reason = "stop";
-      stopped_by_string = true;
-      break;
-    }
-    if (static_cast<int64_t>(result.output_ids.size()) >= params.max_tokens) break;
-    if (position >= max_context_) {
-      result.finish_reason = "length";
+    if (!keep_going) {  // the caller stopped: release the held-back text
+      EngineOutput rest;
+      output.Emit(FinishReason::kLength, &rest);
+      emit(rest);
       break;
     }
     const int64_t row = 0;
     JISU_RETURN_IF_ERROR(Feed(std::span<const int32_t>(&result.output_ids.back(), 1), position,
                               std::span<const int64_t>(&row, 1), logits_.data()));
     ++position;
-  }
-  if (!stopped_by_string) {
-    StopMatcher::Output out = stops.Push(decoder.Flush());
-    emit(out.text);
-    if (out.stopped) {
-      result.finish_reason = "stop";
-    } else {
-      emit(stops.Flush());
-    }
   }
   const double t2 = Now();
   result.timings.decode_seconds = t2 - t1;

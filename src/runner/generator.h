@@ -1,8 +1,7 @@
-// Single-sequence generation on top of the batched forward pass: prefill the prompt in chunks,
-// then decode token by token, sampling, streaming text deltas that never split a UTF-8
-// character, and stopping at EOS ids, stop strings or max_tokens. This is what `jisu
-// generate`, `jisu bench` and the golden tests drive; the serving engine replaces it with
-// continuous batching over the same Transformer::Forward.
+// Single-sequence CPU generation on top of the batched forward pass: prefill the prompt in
+// chunks, then decode token by token. Tokens and text come from the same OutputProcessor the
+// engine uses (sampling, EOS, stop strings, detokenizing). What `jisu bench`, perplexity and the
+// golden tests drive; `jisu generate` and the server go through the Engine instead.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "jisu/finish_reason.h"
 #include "jisu/status.h"
 #include "kv/kv_cache.h"
 #include "model/cpu_weights.h"
@@ -42,7 +42,7 @@ struct GenerationTimings {
 struct GenerationResult {
   std::vector<int32_t> output_ids;
   std::string text;
-  std::string finish_reason;  // "stop" (eos or stop string) or "length"
+  FinishReason finish_reason = FinishReason::kNone;  // kStop (EOS, stop string) or kLength
   GenerationTimings timings;
 };
 

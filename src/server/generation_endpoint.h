@@ -36,7 +36,7 @@ struct Choice {
   int64_t num_tokens = 0;
   int64_t num_prompt_tokens = 0;
   int64_t num_cached_tokens = 0;
-  std::string finish_reason;
+  FinishReason finish_reason = FinishReason::kNone;  // named only in the response
   Status error;
   bool done = false;
   bool started = false;     // streaming: the choice's first chunk was sent

@@ -162,13 +162,13 @@ class GenerationRun {
       }
     }
     for (const Choice& c : choices_) {
-      if (c.finish_reason == "error") {
+      if (c.finish_reason == FinishReason::kError) {
         ApiError e = ApiError::BadRequest("generation failed: " + c.error.message());
         e.http_status = 500;
         e.type = "server_error";
         return {500, e.ToJson()};
       }
-      if (c.finish_reason == "cancelled") {
+      if (c.finish_reason == FinishReason::kCancelled) {
         ApiError e = ApiError::BadRequest("the request was cancelled: the server is shutting down");
         e.http_status = 503;
         e.type = "service_unavailable";
@@ -180,7 +180,7 @@ class GenerationRun {
       const Choice& c = choices_[i];
       Json ch = {{"index", i}};
       shape_.FillChoice(c, g_.top_logprobs >= 0, &ch);
-      ch["finish_reason"] = c.finish_reason;
+      ch["finish_reason"] = FinishReasonName(c.finish_reason);
       choices.push_back(std::move(ch));
     }
     Json body = Header(shape_.object());
@@ -210,9 +210,10 @@ class GenerationRun {
         const std::string delta = c.text.substr(g_.echo && !was_started ? 0 : before);
         c.started = true;
         const bool fin = c.done;
-        std::string reason = c.finish_reason;
-        if (reason == "cancelled") reason = "abort";
-        if (reason == "error") {
+        const std::string reason = c.finish_reason == FinishReason::kCancelled
+                                       ? "abort"
+                                       : FinishReasonName(c.finish_reason);
+        if (c.finish_reason == FinishReason::kError) {
           ApiError e = ApiError::BadRequest("generation failed: " + c.error.message());
           e.type = "server_error";
           e.http_status = 500;
@@ -270,7 +271,7 @@ class GenerationRun {
       ctx_.served->engine->Cancel(c.id);
       ctx_.live->Remove(c.id);
       c.done = true;
-      c.finish_reason = "cancelled";
+      c.finish_reason = FinishReason::kCancelled;
     }
   }
 
