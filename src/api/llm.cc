@@ -21,8 +21,7 @@ namespace {
 // engine's destructor stops its loop and ends every request as cancelled).
 struct Core {
   std::unique_ptr<Model> model;
-  std::unique_ptr<Engine> engine;  // destroyed first
-  ~Core() { engine.reset(); }
+  std::unique_ptr<Engine> engine;  // declared last, so destroyed first
 };
 
 // One request's chunks, filled by the engine's loop thread, drained by Next().

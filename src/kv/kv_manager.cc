@@ -7,13 +7,11 @@
 
 namespace jisu {
 
-KvManager::KvManager(BlockPool* pool, PrefixCache* cache, KvLowerTier* lower_tier)
+KvManager::KvManager(BlockPool* pool, PrefixCache* cache)
     : pool_(pool),
       cache_(cache && cache->mode() != PrefixCacheMode::kOff ? cache : nullptr),
       block_size_(pool->block_size()) {
   assert(pool_ != nullptr);
-  assert(lower_tier == nullptr && "the lower KV tier is not implemented yet");
-  (void)lower_tier;
 }
 
 KvManager::Seq& KvManager::Get(KvSeqId id) {

@@ -24,7 +24,7 @@
 // Allocate is all-or-nothing.
 //
 // Host-memory tier (not built yet): a second, larger tier below the device pool, as in vLLM's
-// KV connector / SGLang's HiCache. It plugs in through KvLowerTier below, at two points only:
+// KV connector / SGLang's HiCache. It plugs in here, at two points only:
 // (1) Admit, after the device-pool prefix lookup misses, continues the chain lookup in the tier
 // and loads the hits into newly allocated blocks (the sequence then waits for the copy);
 // (2) blocks leaving the device cache (eviction) are offered to the tier. Everything above this
@@ -57,27 +57,11 @@ struct KvSeqInfo {
   int64_t num_shared_prefix_tokens = 0;
 };
 
-// The seam for a lower KV tier (host memory, later disk). Interface only: nothing implements it
-// yet and KvManager does not call it (see the header comment for where the calls go).
-class KvLowerTier {
- public:
-  virtual ~KvLowerTier() = default;
-  // How many consecutive full blocks of `tokens`, after the chain ending in `parent_hash`, the
-  // tier holds under `salt_hash`.
-  virtual int64_t MatchPrefix(uint64_t parent_hash, std::span<const int32_t> tokens,
-                              uint64_t salt_hash) = 0;
-  // Starts copying the first `block_ids.size()` matched blocks into these device blocks.
-  virtual Status Load(uint64_t parent_hash, std::span<const int32_t> tokens, uint64_t salt_hash,
-                      std::span<const int32_t> block_ids) = 0;
-  // A cached device block is about to be evicted: the tier may copy it out first.
-  virtual void OnEvict(int32_t block_id, uint64_t hash) = 0;
-};
-
 class KvManager {
  public:
   // `pool` must outlive the manager; `cache` may be null (or mode off: no caching) and must then
-  // also outlive it. `lower_tier` must be null until the host tier lands (asserted).
-  KvManager(BlockPool* pool, PrefixCache* cache, KvLowerTier* lower_tier = nullptr);
+  // also outlive it.
+  KvManager(BlockPool* pool, PrefixCache* cache);
 
   int64_t block_size() const { return block_size_; }
   const BlockPool& pool() const { return *pool_; }
