@@ -15,48 +15,21 @@
 namespace jisu {
 namespace cuda_detail {
 
-namespace {
-
-// The step below implements the layer programs of the Llama family: pre-norm attention with
-// optional q/k/v bias and QK-norm (Qwen3), SwiGLU MLP, one rope table, 1/sqrt(head_dim)
-// scaling. Anything else is refused by name until its kernels exist here.
-Status CheckProgram(const ModelConfig& c, const ModelProgram& p) {
-  ModelProgram llama;
-  AppendAttentionBlock({.qkv_bias = p.Uses(WeightId::kBq), .qk_norm = p.Uses(WeightId::kQNorm)},
-                       llama);
-  AppendMlpBlock({.act = Activation::kSilu}, llama);
-  const std::string arch = ArchitectureName(c.arch);
-  for (size_t i = 0; i < p.layer_ops.size(); ++i) {
-    if (i >= llama.layer_ops.size() || !(p.layer_ops[i] == llama.layer_ops[i])) {
-      return Status::Unsupported("cuda backend: " + arch + "'s layer op " + std::to_string(i) +
-                                 " (" + OpName(p.layer_ops[i].code) +
-                                 ") has no CUDA kernel sequence yet");
-    }
-  }
-  if (p.layer_ops.size() != llama.layer_ops.size() || p.ropes.size() != 1 ||
-      p.embed_scale != 1.0f || p.final_logit_softcap != 0.0f ||
-      p.attn_scale != 1.0f / std::sqrt(static_cast<float>(c.head_dim))) {
-    return Status::Unsupported("cuda backend: " + arch +
-                               " (scaled embeddings, several rope tables, logit softcap or a "
-                               "custom attention scale) is not supported yet");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status CudaBackend::Init() {
   const ModelConfig& c = config_;
   JISU_RETURN_IF_ERROR(c.Validate());
-  const ModelProgram program = BuildModelProgram(c);
-  JISU_RETURN_IF_ERROR(CheckProgram(c, program));
-  head_norm_ = program.Uses(WeightId::kQNorm);
+  program_ = BuildModelProgram(c);
+  JISU_ASSIGN_OR_RETURN(plan_, cuda::PlanLayer(program_, ArchitectureName(c.arch)));
+  items_window_ = static_cast<int>(program_.layers.empty() ? 0 : program_.layers[0].window);
+  for (const LayerParams& l : program_.layers) {
+    if (l.window != items_window_) items_window_ = 0;
+  }
   if (options_.block_size < 1 || options_.block_size > 1024) {
     return Status::InvalidArgument("cuda backend: block size must be in [1, 1024]");
   }
   if (!cuda::AttentionSupportsHeadDim(static_cast<int>(c.head_dim))) {
     return Status::Unsupported("cuda backend: head_dim " + std::to_string(c.head_dim) +
-                               " is not supported (32, 64, 128)");
+                               " is not supported (32, 64, 128, 256)");
   }
   if (c.num_heads / c.num_kv_heads > cuda::AttentionRows(16)) {
     return Status::Unsupported("cuda backend: more than 64 query heads per KV head");
@@ -121,7 +94,11 @@ Status CudaBackend::EnsureScratch(int64_t tokens, int64_t rows, int64_t partials
     JISU_RETURN_IF_ERROR(attn_.Resize(t * c.q_dim() * 2));
     JISU_RETURN_IF_ERROR(gate_up_.Resize(t * 2 * c.intermediate_size * 4));
     JISU_RETURN_IF_ERROR(act_.Resize(t * c.intermediate_size * 2));
-    if (!options_.fused_kernels) JISU_RETURN_IF_ERROR(tmp_.Resize(t * c.hidden_size * 4));
+    // The unfused baseline's residual adds and the post norms read a product's output there.
+    if (!options_.fused_kernels || program_.Uses(WeightId::kPostAttnNorm) ||
+        program_.Uses(WeightId::kPostFfnNorm)) {
+      JISU_RETURN_IF_ERROR(tmp_.Resize(t * c.hidden_size * 4));
+    }
     cap_tokens_ = t;
   }
   if (rows > cap_rows_) {
@@ -286,11 +263,10 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   const int hidden = static_cast<int>(c.hidden_size);
   const int32_t* meta = meta_dev_.as<int32_t>();
   cudaStream_t s = stream_;
-  // Steps of a few tokens (decode) run on the fused GEMVs of gemv.cu: RMSNorm, RoPE + K/V
-  // write, SwiGLU and the residual add ride in the products, five launches a layer.
-  // QK-norm sits between the projection and rope, inside what kQkvRope fuses: such models take
-  // the GEMM path's kernels at every step size.
-  const bool fused_gemv = options_.fused_kernels && !head_norm_ &&
+  // Steps of a few tokens (decode) of the Llama family's layer run on the fused GEMVs of
+  // gemv.cu: RMSNorm, RoPE + K/V write, SwiGLU and the residual add ride in the products, five
+  // launches a layer. Every other layer program, and larger steps, run the plan's per-op kernels.
+  const bool fused_gemv = options_.fused_kernels && plan_.fused_gemv_layer &&
                           T <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
                           hidden % 8 == 0 && c.q_dim() % 8 == 0 && c.intermediate_size % 8 == 0 &&
                           c.head_dim % 2 == 0;
@@ -301,7 +277,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
                                xn_.as<uint16_t>(), ss_.as<float>(), s);
   } else {
     cuda::LaunchEmbed(embedding_.as<uint16_t>(), meta + off_ids_, static_cast<int>(T), hidden,
-                      x_.as<float>(), s);
+                      program_.embed_scale, x_.as<float>(), s);
   }
   Mark("embed");
 
@@ -312,7 +288,6 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   attn.kv_heads = static_cast<int>(c.num_kv_heads);
   attn.head_dim = static_cast<int>(c.head_dim);
   attn.block_size = static_cast<int>(options_.block_size);
-  attn.sliding_window = c.sliding_window ? static_cast<int>(*c.sliding_window) : 0;
   attn.out = attn_.as<uint16_t>();
   attn.part_acc = part_acc_.as<float>();
   attn.part_ml = part_ml_.as<float>();
@@ -328,109 +303,114 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     attn.decode_variant = 7;
   }
   const int T32 = static_cast<int>(T);
-  const auto* items = reinterpret_cast<const AttnItem*>(meta + off_items_);
-  const float q_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const uint64_t layer_kv = static_cast<uint64_t>(num_blocks_) * BlockBytes() / 2;  // elements
 
   for (int64_t layer = 0; layer < c.num_layers; ++layer) {
     DeviceLayer& w = layers_[layer];
     uint16_t* kv = kv_.as<uint16_t>() + layer * layer_kv;
-    const bool interleaved = c.rope_style == RopeStyle::kInterleaved;
-    cuda::GemvArgs g;  // the fused GEMVs' common part
-    g.tokens = T32;
-    g.eps = c.rms_norm_eps;
-    if (fused_gemv) {
-      g.op = cuda::GemvOp::kQkvRope;
-      g.w = w.wqkv.as<uint16_t>();
-      g.rows = static_cast<int>(QkvDim());
-      g.k = hidden;
-      g.x = xn_.as<uint16_t>();
-      g.ss_in = ss_.as<float>();
-      g.ss_in_parts = ss_parts;
-      g.bias = w.bqkv.size() ? w.bqkv.as<float>() : nullptr;
-      g.positions = meta + off_pos_;
-      g.slots = meta + off_slots_;
-      g.inv_freq = inv_freq_.as<float>();
-      g.interleaved = interleaved;
-      g.q_scale = q_scale;
-      g.q_out = q_.as<float>();
-      g.kv_layer = kv;
-      g.block_size = attn.block_size;
-      g.heads = attn.heads;
-      g.kv_heads = attn.kv_heads;
-      g.head_dim = attn.head_dim;
-      if (!cuda::LaunchGemvOp(g, s)) return Status::Internal("cuda backend: qkv gemv refused");
-      Mark("gemv_qkv_rope");
-    } else {
-      JISU_RETURN_IF_ERROR(NormQkvRope(layer, T, kv));
-    }
-    attn.kv = kv;
-    attn.items = items;
-    attn.num_items = num_decode_items_;
-    attn.rows_per_warp = decode_rpw_;
-    cuda::LaunchAttention(attn, s);
-    Mark("attn_decode");
-    attn.items = items + num_decode_items_;
-    attn.num_items = num_prefill_items_;
-    attn.rows_per_warp = 16;
-    cuda::LaunchAttention(attn, s);
-    Mark("attn_prefill");
-    if (max_chunks_ > 1) {
-      cuda::LaunchAttentionCombine(attn, meta + off_chunks_, static_cast<int>(T), s);
-      Mark("attn_combine");
-    }
-    if (fused_gemv) {
-      const bool last = layer + 1 == c.num_layers;
-      cuda::GemvArgs o = g;
-      o.op = cuda::GemvOp::kAccumulate;
-      o.w = w.wo.as<uint16_t>();
-      o.rows = hidden;
-      o.k = static_cast<int>(c.q_dim());
-      o.x = attn_.as<uint16_t>();
-      o.ss_in = nullptr;
-      o.y = x_.as<float>();
-      o.u_out = xn_.as<uint16_t>();
-      o.u_weight = w.ffn_norm.as<float>();
-      o.ss_out = ss_.as<float>();
-      if (!cuda::LaunchGemvOp(o, s)) return Status::Internal("cuda backend: o gemv refused");
-      ss_parts = cuda::GemvBlocks(o);
-      Mark("gemv_o");
-      cuda::GemvArgs gu = g;
-      gu.op = cuda::GemvOp::kSwiGlu;
-      gu.w = w.w_gate_up.as<uint16_t>();
-      gu.rows = static_cast<int>(2 * c.intermediate_size);
-      gu.n = static_cast<int>(c.intermediate_size);
-      gu.k = hidden;
-      gu.x = xn_.as<uint16_t>();
-      gu.ss_in = ss_.as<float>();
-      gu.ss_in_parts = ss_parts;
-      gu.act = act_.as<uint16_t>();
-      if (!cuda::LaunchGemvOp(gu, s)) return Status::Internal("cuda backend: gate/up gemv refused");
-      Mark("gemv_gate_up");
-      cuda::GemvArgs d = o;
-      d.w = w.w_down.as<uint16_t>();
-      d.k = static_cast<int>(c.intermediate_size);
-      d.x = act_.as<uint16_t>();
-      // After the last layer the final norm reads x itself (logits rows may be a subset).
-      d.u_out = last ? nullptr : xn_.as<uint16_t>();
-      d.u_weight = last ? nullptr : layers_[layer + 1].attn_norm.as<float>();
-      d.ss_out = last ? nullptr : ss_.as<float>();
-      if (!cuda::LaunchGemvOp(d, s)) return Status::Internal("cuda backend: down gemv refused");
-      Mark("gemv_down");
+    attn.sliding_window = static_cast<int>(program_.layers[layer].window);
+    if (!fused_gemv) {
+      JISU_RETURN_IF_ERROR(RunLayerPlan(layer, T, kv, attn));
       continue;
     }
-    JISU_RETURN_IF_ERROR(ResidualGemm(w.wo, hidden, c.q_dim(), attn_.get(), T));
-    Mark("gemm_o");
-    JISU_RETURN_IF_ERROR(Mlp(layer, T));
+    cuda::GemvArgs g;  // the fused GEMVs' common part
+    g.tokens = T32;
+    g.eps = program_.norm_eps;
+    g.op = cuda::GemvOp::kQkvRope;
+    g.w = w.wqkv.as<uint16_t>();
+    g.rows = static_cast<int>(QkvDim());
+    g.k = hidden;
+    g.x = xn_.as<uint16_t>();
+    g.ss_in = ss_.as<float>();
+    g.ss_in_parts = ss_parts;
+    g.bias = w.bqkv.size() ? w.bqkv.as<float>() : nullptr;
+    g.positions = meta + off_pos_;
+    g.slots = meta + off_slots_;
+    g.inv_freq = inv_freqs_[program_.layers[layer].rope].as<float>();
+    g.interleaved = program_.rope_style == RopeStyle::kInterleaved;
+    g.q_scale = program_.attn_scale;
+    g.q_out = q_.as<float>();
+    g.kv_layer = kv;
+    g.block_size = attn.block_size;
+    g.heads = attn.heads;
+    g.kv_heads = attn.kv_heads;
+    g.head_dim = attn.head_dim;
+    if (!cuda::LaunchGemvOp(g, s)) return Status::Internal("cuda backend: qkv gemv refused");
+    Mark("gemv_qkv_rope");
+    attn.kv = kv;
+    JISU_RETURN_IF_ERROR(RunAttention(attn, T));
+    const bool last = layer + 1 == c.num_layers;
+    cuda::GemvArgs o = g;
+    o.op = cuda::GemvOp::kAccumulate;
+    o.w = w.wo.as<uint16_t>();
+    o.rows = hidden;
+    o.k = static_cast<int>(c.q_dim());
+    o.x = attn_.as<uint16_t>();
+    o.ss_in = nullptr;
+    o.y = x_.as<float>();
+    o.u_out = xn_.as<uint16_t>();
+    o.u_weight = w.ffn_norm.as<float>();
+    o.ss_out = ss_.as<float>();
+    if (!cuda::LaunchGemvOp(o, s)) return Status::Internal("cuda backend: o gemv refused");
+    ss_parts = cuda::GemvBlocks(o);
+    Mark("gemv_o");
+    cuda::GemvArgs gu = g;
+    gu.op = cuda::GemvOp::kSwiGlu;
+    gu.w = w.w_gate_up.as<uint16_t>();
+    gu.rows = static_cast<int>(2 * c.intermediate_size);
+    gu.n = static_cast<int>(c.intermediate_size);
+    gu.k = hidden;
+    gu.x = xn_.as<uint16_t>();
+    gu.ss_in = ss_.as<float>();
+    gu.ss_in_parts = ss_parts;
+    gu.act = act_.as<uint16_t>();
+    if (!cuda::LaunchGemvOp(gu, s)) return Status::Internal("cuda backend: gate/up gemv refused");
+    Mark("gemv_gate_up");
+    cuda::GemvArgs d = o;
+    d.w = w.w_down.as<uint16_t>();
+    d.k = static_cast<int>(c.intermediate_size);
+    d.x = act_.as<uint16_t>();
+    // After the last layer the final norm reads x itself (logits rows may be a subset).
+    d.u_out = last ? nullptr : xn_.as<uint16_t>();
+    d.u_weight = last ? nullptr : layers_[layer + 1].attn_norm.as<float>();
+    d.ss_out = last ? nullptr : ss_.as<float>();
+    if (!cuda::LaunchGemvOp(d, s)) return Status::Internal("cuda backend: down gemv refused");
+    Mark("gemv_down");
   }
   if (R > 0) {
     cuda::LaunchRmsNorm(x_.as<float>(), meta + off_rows_, static_cast<int>(R), hidden,
-                        final_norm_.as<float>(), c.rms_norm_eps, xn_.as<uint16_t>(), s);
+                        final_norm_.as<float>(), program_.norm_eps, xn_.as<uint16_t>(), s);
     Mark("rmsnorm");
     const DeviceBuffer& head = lm_head_.size() ? lm_head_ : embedding_;
     JISU_RETURN_IF_ERROR(
         Gemm(head, c.vocab_size, hidden, xn_.get(), R, logits_.as<float>(), false));
     Mark("gemm_lm_head");
+    if (program_.final_logit_softcap > 0) {
+      cuda::LaunchSoftcap(logits_.as<float>(), static_cast<size_t>(R) * c.vocab_size,
+                          program_.final_logit_softcap, s);
+      Mark("softcap");
+    }
+  }
+  return Status::Ok();
+}
+
+// The step's decode items, then its prefill tiles, then the merge of split keys.
+Status CudaBackend::RunAttention(cuda::AttnArgs& attn, int64_t T) {
+  const auto* items = reinterpret_cast<const AttnItem*>(meta_dev_.as<int32_t>() + off_items_);
+  attn.items = items;
+  attn.num_items = num_decode_items_;
+  attn.rows_per_warp = decode_rpw_;
+  cuda::LaunchAttention(attn, stream_);
+  Mark("attn_decode");
+  attn.items = items + num_decode_items_;
+  attn.num_items = num_prefill_items_;
+  attn.rows_per_warp = 16;
+  cuda::LaunchAttention(attn, stream_);
+  Mark("attn_prefill");
+  if (max_chunks_ > 1) {
+    cuda::LaunchAttentionCombine(attn, meta_dev_.as<int32_t>() + off_chunks_, static_cast<int>(T),
+                                 stream_);
+    Mark("attn_combine");
   }
   return Status::Ok();
 }
@@ -444,9 +424,10 @@ Status CudaBackend::ResidualGemm(const DeviceBuffer& w, int64_t n, int64_t k, co
   return Status::Ok();
 }
 
-// The attention block's input side for steps off the fused-GEMV path: RMSNorm, the QKV
-// projection, bias + RoPE + K/V write (fused, or as the unfused baseline's separate kernels).
-Status CudaBackend::NormQkvRope(int64_t layer, int64_t T, uint16_t* kv) {
+// One layer on the per-op kernels: plan_ is the layer program matched to kernel sequences
+// (cuda_program.h). The unfused baseline (options_.fused_kernels off) splits the fused
+// elementwise kernels into one kernel a step, as an eager framework runs them.
+Status CudaBackend::RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::AttnArgs& attn) {
   const ModelConfig& c = config_;
   const DeviceLayer& w = layers_[layer];
   const int hidden = static_cast<int>(c.hidden_size);
@@ -455,63 +436,79 @@ Status CudaBackend::NormQkvRope(int64_t layer, int64_t T, uint16_t* kv) {
   const int heads = static_cast<int>(c.num_heads);
   const int kv_heads = static_cast<int>(c.num_kv_heads);
   const int head_dim = static_cast<int>(c.head_dim);
-  const int block_size = static_cast<int>(options_.block_size);
-  const float q_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  cudaStream_t s = stream_;
-  cuda::LaunchRmsNorm(x_.as<float>(), nullptr, T32, hidden, w.attn_norm.as<float>(), c.rms_norm_eps,
-                      xn_.as<uint16_t>(), s);
-  Mark("rmsnorm");
-  JISU_RETURN_IF_ERROR(Gemm(w.wqkv, QkvDim(), hidden, xn_.get(), T, qkv_.as<float>(), false));
-  Mark("gemm_qkv");
-  const bool interleaved = c.rope_style == RopeStyle::kInterleaved;
-  const float* bias = w.bqkv.size() ? w.bqkv.as<float>() : nullptr;
-  if (w.q_norm.size()) {  // the bias goes first, then the head norms, then rope
-    const int qkv_dim = static_cast<int>(QkvDim());
-    if (bias) cuda::LaunchAddBias(qkv_.as<float>(), bias, T32, qkv_dim, qkv_dim, s);
-    bias = nullptr;
-    cuda::LaunchHeadRmsNorm(qkv_.as<float>(), w.q_norm.as<float>(), w.k_norm.as<float>(), T32,
-                            heads, kv_heads, head_dim, qkv_dim, c.rms_norm_eps, s);
-    Mark("head_norm");
-  }
-  if (options_.fused_kernels) {
-    cuda::LaunchQkvRope(qkv_.as<float>(), bias, meta + off_pos_, meta + off_slots_, T32, heads,
-                        kv_heads, head_dim, inv_freq_.as<float>(), interleaved, q_scale,
-                        q_.as<float>(), kv, block_size, s);
-  } else {
-    const int qkv_dim = static_cast<int>(QkvDim());
-    if (bias) cuda::LaunchAddBias(qkv_.as<float>(), bias, T32, qkv_dim, qkv_dim, s);
-    cuda::LaunchRopeInPlace(qkv_.as<float>(), meta + off_pos_, T32, heads, kv_heads, head_dim,
-                            inv_freq_.as<float>(), interleaved, s);
-    cuda::LaunchSplitQkvToCache(qkv_.as<float>(), meta + off_slots_, T32, heads, kv_heads, head_dim,
-                                q_scale, q_.as<float>(), kv, block_size, s);
-  }
-  Mark("qkv_rope_kv");
-  return Status::Ok();
-}
-
-// The MLP block for steps off the fused-GEMV path.
-Status CudaBackend::Mlp(int64_t layer, int64_t T) {
-  const ModelConfig& c = config_;
-  const DeviceLayer& w = layers_[layer];
-  const int hidden = static_cast<int>(c.hidden_size);
-  const int T32 = static_cast<int>(T);
-  cudaStream_t s = stream_;
-  cuda::LaunchRmsNorm(x_.as<float>(), nullptr, T32, hidden, w.ffn_norm.as<float>(), c.rms_norm_eps,
-                      xn_.as<uint16_t>(), s);
-  Mark("rmsnorm");
-  JISU_RETURN_IF_ERROR(Gemm(w.w_gate_up, 2 * c.intermediate_size, hidden, xn_.get(), T,
-                            gate_up_.as<float>(), false));
-  Mark("gemm_gate_up");
+  const int qkv_dim = static_cast<int>(QkvDim());
   const int ffn = static_cast<int>(c.intermediate_size);
-  if (options_.fused_kernels) {
-    cuda::LaunchSiluMul(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
-  } else {
-    cuda::LaunchSiluInPlace(gate_up_.as<float>(), T32, ffn, s);
-    cuda::LaunchMulToBf16(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+  const float eps = program_.norm_eps;
+  const float* inv_freq = inv_freqs_[program_.layers[layer].rope].as<float>();
+  const bool interleaved = program_.rope_style == RopeStyle::kInterleaved;
+  cudaStream_t s = stream_;
+  // x += w . in, through the post norm when the program has one.
+  auto residual = [&](const DeviceBuffer& m, int64_t k, const void* in, WeightId post) -> Status {
+    if (post == WeightId::kCount) return ResidualGemm(m, hidden, k, in, T);
+    JISU_RETURN_IF_ERROR(Gemm(m, hidden, k, in, T, tmp_.as<float>(), false));
+    cuda::LaunchRmsNormAdd(x_.as<float>(), tmp_.as<float>(), T32, hidden, w.Norm(post).as<float>(),
+                           eps, s);
+    return Status::Ok();
+  };
+  for (const cuda::StepOp& op : plan_.ops) {
+    switch (op.kind) {
+      case cuda::StepKind::kNormIn:
+        cuda::LaunchRmsNorm(x_.as<float>(), nullptr, T32, hidden, w.Norm(op.norm).as<float>(), eps,
+                            xn_.as<uint16_t>(), s);
+        break;
+      case cuda::StepKind::kQkvProject:
+        JISU_RETURN_IF_ERROR(Gemm(w.wqkv, qkv_dim, hidden, xn_.get(), T, qkv_.as<float>(), false));
+        break;
+      case cuda::StepKind::kQkvBias:
+        cuda::LaunchAddBias(qkv_.as<float>(), w.bqkv.as<float>(), T32, qkv_dim, qkv_dim, s);
+        break;
+      case cuda::StepKind::kHeadNorm:
+        cuda::LaunchHeadRmsNorm(qkv_.as<float>(), w.q_norm.as<float>(), w.k_norm.as<float>(), T32,
+                                heads, kv_heads, head_dim, qkv_dim, eps, s);
+        break;
+      case cuda::StepKind::kRopeKv: {
+        const float* bias = op.fuse_bias ? w.bqkv.as<float>() : nullptr;
+        if (options_.fused_kernels) {
+          cuda::LaunchQkvRope(qkv_.as<float>(), bias, meta + off_pos_, meta + off_slots_, T32,
+                              heads, kv_heads, head_dim, inv_freq, interleaved, program_.attn_scale,
+                              q_.as<float>(), kv, static_cast<int>(options_.block_size), s);
+        } else {
+          if (bias) cuda::LaunchAddBias(qkv_.as<float>(), bias, T32, qkv_dim, qkv_dim, s);
+          cuda::LaunchRopeInPlace(qkv_.as<float>(), meta + off_pos_, T32, heads, kv_heads, head_dim,
+                                  inv_freq, interleaved, s);
+          cuda::LaunchSplitQkvToCache(qkv_.as<float>(), meta + off_slots_, T32, heads, kv_heads,
+                                      head_dim, program_.attn_scale, q_.as<float>(), kv,
+                                      static_cast<int>(options_.block_size), s);
+        }
+        break;
+      }
+      case cuda::StepKind::kAttention:
+        attn.kv = kv;
+        JISU_RETURN_IF_ERROR(RunAttention(attn, T));
+        break;
+      case cuda::StepKind::kOutProject:
+        JISU_RETURN_IF_ERROR(residual(w.wo, c.q_dim(), attn_.get(), op.norm));
+        break;
+      case cuda::StepKind::kGateUpProject:
+        JISU_RETURN_IF_ERROR(Gemm(w.w_gate_up, 2 * c.intermediate_size, hidden, xn_.get(), T,
+                                  gate_up_.as<float>(), false));
+        break;
+      case cuda::StepKind::kGatedAct:
+        if (op.act == Activation::kGeluTanh) {
+          cuda::LaunchGeluTanhMul(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+        } else if (options_.fused_kernels) {
+          cuda::LaunchSiluMul(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+        } else {
+          cuda::LaunchSiluInPlace(gate_up_.as<float>(), T32, ffn, s);
+          cuda::LaunchMulToBf16(gate_up_.as<float>(), T32, ffn, act_.as<uint16_t>(), s);
+        }
+        break;
+      case cuda::StepKind::kDownProject:
+        JISU_RETURN_IF_ERROR(residual(w.w_down, c.intermediate_size, act_.get(), op.norm));
+        break;
+    }
+    if (op.kind != cuda::StepKind::kAttention) Mark(cuda::StepKindName(op.kind));
   }
-  Mark("silu_mul");
-  JISU_RETURN_IF_ERROR(ResidualGemm(w.w_down, hidden, c.intermediate_size, act_.get(), T));
-  Mark("gemm_down");
   return Status::Ok();
 }
 

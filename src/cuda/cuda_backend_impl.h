@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "cuda/cuda_backend.h"
+#include "cuda/cuda_program.h"
 #include "cuda/device_buffer.h"
 #include "cuda/gemm_tuner.h"
 #include "cuda/kernels.h"
+#include "model/layer_program.h"
 
 namespace jisu::cuda_detail {
 
@@ -25,15 +27,31 @@ using cuda::AttnItem;
 // Device copies of one layer's weights. Q/K/V and gate/up are fused into one matrix each so
 // that one GEMM reads the activations once.
 struct DeviceLayer {
-  DeviceBuffer wqkv;       // bf16 [q_dim + 2 kv_dim, hidden]
-  DeviceBuffer wo;         // bf16 [hidden, q_dim]
-  DeviceBuffer w_gate_up;  // bf16 [2 ffn, hidden]
-  DeviceBuffer w_down;     // bf16 [hidden, ffn]
-  DeviceBuffer attn_norm;  // f32 [hidden]
-  DeviceBuffer ffn_norm;   // f32 [hidden]
-  DeviceBuffer bqkv;       // f32 [q_dim + 2 kv_dim], empty without attention bias
-  DeviceBuffer q_norm;     // f32 [head_dim], empty without QK-norm
-  DeviceBuffer k_norm;     // f32 [head_dim]
+  DeviceBuffer wqkv;            // bf16 [q_dim + 2 kv_dim, hidden]
+  DeviceBuffer wo;              // bf16 [hidden, q_dim]
+  DeviceBuffer w_gate_up;       // bf16 [2 ffn, hidden]
+  DeviceBuffer w_down;          // bf16 [hidden, ffn]
+  DeviceBuffer attn_norm;       // f32 [hidden]
+  DeviceBuffer ffn_norm;        // f32 [hidden]
+  DeviceBuffer bqkv;            // f32 [q_dim + 2 kv_dim], empty without attention bias
+  DeviceBuffer q_norm;          // f32 [head_dim], empty without QK-norm
+  DeviceBuffer k_norm;          // f32 [head_dim]
+  DeviceBuffer post_attn_norm;  // f32 [hidden], empty without post norms (Gemma)
+  DeviceBuffer post_ffn_norm;   // f32 [hidden]
+
+  // The hidden-sized norm weight `id` (WeightId::kAttnNorm, ...).
+  const DeviceBuffer& Norm(WeightId id) const {
+    switch (id) {
+      case WeightId::kFfnNorm:
+        return ffn_norm;
+      case WeightId::kPostAttnNorm:
+        return post_attn_norm;
+      case WeightId::kPostFfnNorm:
+        return post_ffn_norm;
+      default:
+        return attn_norm;
+    }
+  }
 };
 
 // Query tokens of one sequence processed together against its keys [kv_lo, kv_hi).
@@ -110,6 +128,7 @@ class CudaBackend final : public ForwardBackend {
   }
   int64_t QkvDim() const { return config_.q_dim() + 2 * config_.kv_dim(); }
   Status AllocateWeights();
+  Status UploadRopeTables();
   Status Validate(const ForwardBatch& batch) const;
   Status Prepare(const ForwardBatch& batch);
   Status EnsureScratch(int64_t tokens, int64_t rows, int64_t partials);
@@ -124,12 +143,17 @@ class CudaBackend final : public ForwardBackend {
   Status Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* x, int64_t tokens, float* y,
               bool accumulate);
   Status ResidualGemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* in, int64_t T);
-  Status NormQkvRope(int64_t layer, int64_t T, uint16_t* kv);
-  Status Mlp(int64_t layer, int64_t T);
+  // One layer on the per-op kernels, as plan_ lists them.
+  Status RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::AttnArgs& attn);
+  Status RunAttention(cuda::AttnArgs& attn, int64_t T);
 
   ModelConfig config_;
   CudaBackendOptions options_;
-  bool head_norm_ = false;  // the layer program has QK-norm (Qwen3)
+  ModelProgram program_;
+  cuda::LayerPlan plan_;
+  // The key window every layer shares (0: none, or layers differ): bounds the step's attention
+  // items; a layer's own window is masked in the kernels.
+  int items_window_ = 0;
   std::string device_name_;
   int num_sms_ = 0;
   cudaStream_t stream_ = nullptr;
@@ -138,7 +162,7 @@ class CudaBackend final : public ForwardBackend {
   DeviceBuffer lm_head_;    // bf16 [vocab, hidden]; empty when tied to the embedding
   std::vector<DeviceLayer> layers_;
   DeviceBuffer final_norm_;
-  DeviceBuffer inv_freq_;
+  std::vector<DeviceBuffer> inv_freqs_;  // one per program rope table
 
   int64_t num_blocks_ = 0;
   DeviceBuffer kv_;  // see kernels.h for the layout

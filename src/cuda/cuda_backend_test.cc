@@ -190,6 +190,17 @@ std::unique_ptr<Model> SyntheticModel(Architecture arch, int64_t heads, int64_t 
   c.rope_theta = 10000.0f;
   c.attention_bias = arch == Architecture::kQwen2;
   c.sliding_window = window;
+  if (arch == Architecture::kGemma3) {  // the layout the GGUF reader derives: 5 local, 1 global
+    c.num_layers = 6;
+    c.hidden_size = 640;
+    c.qk_norm = true;
+    c.tie_word_embeddings = true;
+    c.rms_norm_eps = 1e-6f;
+    c.sliding_layers = {1, 1, 1, 1, 1, 0};
+    c.query_pre_attn_scalar = static_cast<float>(head_dim);
+    c.rope_local_theta = 10000.0f;
+    c.rope_theta = 1e6f;
+  }
   o.type = DType::kBF16;
   o.seed = 7;
   o.threads = 2;
@@ -234,17 +245,27 @@ TEST_F(CudaBackendTest, LogitsMatchCpuQwen3) {
   CompareSyntheticWithCpu(Architecture::kQwen3, 16, 8, 128, std::nullopt, 64);
 }
 
-// What the CUDA kernels do not implement yet is refused at load, naming the op.
-TEST_F(CudaBackendTest, RefusesGemma3ByName) {
-  auto gemma = Model::Load((testing::TestDataDir() / "golden" / "models" / "tiny-gemma3").string());
-  ASSERT_TRUE(gemma.ok()) << gemma.status().ToString();
-  CudaBackendOptions o;
-  o.max_kv_blocks = 16;
-  auto gpu = CreateCudaBackend(**gemma, o);
-  ASSERT_FALSE(gpu.ok());
-  EXPECT_EQ(gpu.status().code(), Status::Code::kUnsupported);
-  EXPECT_NE(gpu.status().message().find("gemma3"), std::string::npos) << gpu.status().ToString();
+// Gemma 3 (QK-norm, four norms a layer, GELU-tanh, scaled embeddings, a local and a global rope
+// table, sliding and global layers, query_pre_attn_scalar, logit softcap): the random-weight
+// golden model (head 32, window 16, softcap 30) whole, in key chunks and with the small-step
+// options on; and the 270M model's attention shape (head 256, one KV head, window 32) over a
+// 300-token prompt, so that the sliding layers mask keys the global ones see.
+TEST_F(CudaBackendTest, LogitsMatchCpuGemma3) {
+  auto tiny = Model::Load((testing::TestDataDir() / "golden" / "models" / "tiny-gemma3").string());
+  ASSERT_TRUE(tiny.ok()) << tiny.status().ToString();
+  const std::vector<int32_t> prompt = (*tiny)->tokenizer().Encode(
+      "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n    if n < 2:\n",
+      false);
+  CompareModelWithCpu(**tiny, "tiny-gemma3", prompt, 0, true, false, nullptr);
+  CompareModelWithCpu(**tiny, "tiny-gemma3", prompt, 8, true, true, nullptr);
+  CompareModelWithCpu(**tiny, "tiny-gemma3 unfused", prompt, 0, false, false,
+                      [](CudaBackendOptions& o) { o.fused_kernels = false; });
+  auto shaped = SyntheticModel(Architecture::kGemma3, 4, 1, 256, 32);
+  ASSERT_TRUE(shaped);
+  CompareModelWithCpu(*shaped, "synthetic gemma3 h4/kv1/d256", Ids(300, 512, 3), 0);
+  CompareModelWithCpu(*shaped, "synthetic gemma3 h4/kv1/d256", Ids(300, 512, 3), 64);
 }
+
 TEST_F(CudaBackendTest, LogitsMatchCpuTinyDraftQwen2) { CompareWithCpu("tiny-draft", 0); }
 // Keys split into 16-token chunks: exercises the partial-softmax combine (flash-decoding).
 TEST_F(CudaBackendTest, LogitsMatchCpuWithSplitKeys) { CompareWithCpu("tiny-llama", 16); }

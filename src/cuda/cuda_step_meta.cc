@@ -17,7 +17,7 @@ Status CudaBackend::Prepare(const ForwardBatch& batch) {
   const int64_t T = batch.num_tokens();
   const int64_t bs = options_.block_size;
   const int group = static_cast<int>(config_.num_heads / config_.num_kv_heads);
-  const int window = config_.sliding_window ? static_cast<int>(*config_.sliding_window) : 0;
+  const int window = items_window_;
   decode_rpw_ = 1;
   while (cuda::AttentionRows(decode_rpw_) < group) decode_rpw_ *= 2;
   const int prefill_tile = cuda::AttentionRows(16) / group;  // tokens per prefill tile

@@ -87,6 +87,15 @@ Status CudaBackend::AllocateWeights() {
     JISU_RETURN_IF_ERROR(l.w_down.Resize(h * f * 2));
     JISU_RETURN_IF_ERROR(l.attn_norm.Resize(h * 4));
     JISU_RETURN_IF_ERROR(l.ffn_norm.Resize(h * 4));
+    if (program_.Uses(WeightId::kPostAttnNorm)) {
+      JISU_RETURN_IF_ERROR(l.post_attn_norm.Resize(h * 4));
+    }
+    if (program_.Uses(WeightId::kPostFfnNorm)) JISU_RETURN_IF_ERROR(l.post_ffn_norm.Resize(h * 4));
+    if (plan_.head_norm) {
+      JISU_RETURN_IF_ERROR(l.q_norm.Resize(c.head_dim * 4));
+      JISU_RETURN_IF_ERROR(l.k_norm.Resize(c.head_dim * 4));
+    }
+    if (plan_.qkv_bias) JISU_RETURN_IF_ERROR(l.bqkv.Resize(QkvDim() * 4));
   }
   JISU_RETURN_IF_ERROR(final_norm_.Resize(h * 4));
   return Status::Ok();
@@ -120,24 +129,36 @@ Status CudaBackend::Upload(const ModelWeights& w) {
     JISU_RETURN_IF_ERROR(up.Matrix(src.w_down, dst.w_down.as<uint16_t>()));
     JISU_RETURN_IF_ERROR(UploadFloats(src.attn_norm, dst.attn_norm));
     JISU_RETURN_IF_ERROR(UploadFloats(src.ffn_norm, dst.ffn_norm));
-    if (c.attention_bias) {
+    if (program_.Uses(WeightId::kPostAttnNorm)) {
+      JISU_RETURN_IF_ERROR(UploadFloats(src.post_attn_norm, dst.post_attn_norm));
+    }
+    if (program_.Uses(WeightId::kPostFfnNorm)) {
+      JISU_RETURN_IF_ERROR(UploadFloats(src.post_ffn_norm, dst.post_ffn_norm));
+    }
+    if (plan_.qkv_bias) {
       std::vector<float> b = src.bq;
       b.insert(b.end(), src.bk.begin(), src.bk.end());
       b.insert(b.end(), src.bv.begin(), src.bv.end());
       JISU_RETURN_IF_ERROR(UploadFloats(b, dst.bqkv));
     }
-    if (head_norm_) {
+    if (plan_.head_norm) {
       JISU_RETURN_IF_ERROR(UploadFloats(src.q_norm, dst.q_norm));
       JISU_RETURN_IF_ERROR(UploadFloats(src.k_norm, dst.k_norm));
     }
   }
   JISU_RETURN_IF_ERROR(UploadFloats(w.final_norm, final_norm_));
-  std::vector<float> inv_freq = RopeInverseFrequencies(c);
-  if (w.rope_freq_factors) {
-    for (size_t i = 0; i < inv_freq.size(); ++i) inv_freq[i] /= (*w.rope_freq_factors)[i];
-  }
-  JISU_RETURN_IF_ERROR(UploadFloats(inv_freq, inv_freq_));
+  // The file's rope frequency factors (Llama 3.1) change the program's global table.
+  program_ = BuildModelProgram(c, w.rope_freq_factors ? &*w.rope_freq_factors : nullptr);
+  JISU_RETURN_IF_ERROR(UploadRopeTables());
   JISU_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  return Status::Ok();
+}
+
+Status CudaBackend::UploadRopeTables() {
+  inv_freqs_.resize(program_.ropes.size());
+  for (size_t i = 0; i < program_.ropes.size(); ++i) {
+    JISU_RETURN_IF_ERROR(UploadFloats(program_.ropes[i].inv_freq, inv_freqs_[i]));
+  }
   return Status::Ok();
 }
 
@@ -159,21 +180,17 @@ Status CudaBackend::FillRandom(uint64_t seed) {
     fill(l.wo, c.q_dim(), salt++);
     fill(l.w_gate_up, h, salt++);
     fill(l.w_down, c.intermediate_size, salt++);
-    cuda::LaunchFillF32(l.attn_norm.as<float>(), h, 1.0f, stream_);
-    cuda::LaunchFillF32(l.ffn_norm.as<float>(), h, 1.0f, stream_);
-    if (c.attention_bias) {
-      JISU_RETURN_IF_ERROR(l.bqkv.Resize(QkvDim() * 4));
-      cuda::LaunchFillF32(l.bqkv.as<float>(), QkvDim(), 0.0f, stream_);
+    for (DeviceBuffer* n : {&l.attn_norm, &l.ffn_norm, &l.post_attn_norm, &l.post_ffn_norm}) {
+      if (n->size()) cuda::LaunchFillF32(n->as<float>(), h, 1.0f, stream_);
     }
-    if (head_norm_) {
-      JISU_RETURN_IF_ERROR(l.q_norm.Resize(c.head_dim * 4));
-      JISU_RETURN_IF_ERROR(l.k_norm.Resize(c.head_dim * 4));
+    if (plan_.qkv_bias) cuda::LaunchFillF32(l.bqkv.as<float>(), QkvDim(), 0.0f, stream_);
+    if (plan_.head_norm) {
       cuda::LaunchFillF32(l.q_norm.as<float>(), c.head_dim, 1.0f, stream_);
       cuda::LaunchFillF32(l.k_norm.as<float>(), c.head_dim, 1.0f, stream_);
     }
   }
   cuda::LaunchFillF32(final_norm_.as<float>(), h, 1.0f, stream_);
-  JISU_RETURN_IF_ERROR(UploadFloats(RopeInverseFrequencies(c), inv_freq_));
+  JISU_RETURN_IF_ERROR(UploadRopeTables());
   JISU_CUDA_RETURN(cudaGetLastError());
   JISU_CUDA_RETURN(cudaStreamSynchronize(stream_));
   return Status::Ok();

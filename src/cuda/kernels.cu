@@ -2,9 +2,9 @@
 // that already touch the data (bias + RoPE + KV write; gate * up; the residual add happens in
 // the GEMM epilogue, beta = 1). Attention runs on the mma.sync kernels of flash_attention.cu
 // where they apply (head dim 64/128); the FP32 kernel here covers every other shape (head dim
-// 32, GQA groups above 16) and the plain path: a block holds up to 4 * RPW query rows (token x
-// query head of one KV head group), streams the keys of one chunk through shared memory 32 at
-// a time and keeps an online softmax per row, so no score matrix is ever materialized.
+// 32 and 256, GQA groups above 16) and the plain path: a block holds up to 4 * RPW query rows
+// (token x query head of one KV head group), streams the keys of one chunk through shared memory 32
+// at a time and keeps an online softmax per row, so no score matrix is ever materialized.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -42,11 +42,12 @@ __device__ float BlockSum(float v, float* scratch) {
   return v;
 }
 
-__global__ void EmbedKernel(const bf16* table, const int32_t* ids, int hidden, float* x) {
+__global__ void EmbedKernel(const bf16* table, const int32_t* ids, int hidden, float scale,
+                            float* x) {
   const int t = blockIdx.x;
   const bf16* row = table + static_cast<size_t>(ids[t]) * hidden;
   float* out = x + static_cast<size_t>(t) * hidden;
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) out[i] = __bfloat162float(row[i]);
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) out[i] = __bfloat162float(row[i]) * scale;
 }
 
 __global__ void RmsNormKernel(const float* x, const int32_t* rows, int hidden, const float* weight,
@@ -470,12 +471,13 @@ __global__ void FillF32Kernel(float* dst, size_t n, float value) {
 }  // namespace
 
 bool AttentionSupportsHeadDim(int head_dim) {
-  return head_dim == 32 || head_dim == 64 || head_dim == 128;
+  return head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
 }
 
-void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden, float* x,
-                 cudaStream_t stream) {
-  EmbedKernel<<<num_tokens, 256, 0, stream>>>(reinterpret_cast<const bf16*>(table), ids, hidden, x);
+void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden, float scale,
+                 float* x, cudaStream_t stream) {
+  EmbedKernel<<<num_tokens, 256, 0, stream>>>(reinterpret_cast<const bf16*>(table), ids, hidden,
+                                              scale, x);
 }
 
 void LaunchHeadRmsNorm(float* qkv, const float* q_weight, const float* k_weight, int tokens,
@@ -528,6 +530,8 @@ void LaunchAttention(const AttnArgs& args, cudaStream_t stream) {
       return LaunchAttentionHd<32>(args, stream);
     case 64:
       return LaunchAttentionHd<64>(args, stream);
+    case 256:
+      return LaunchAttentionHd<256>(args, stream);
     default:
       return LaunchAttentionHd<128>(args, stream);
   }
@@ -541,6 +545,8 @@ void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, i
       return AttentionCombineKernel<32><<<grid, 32, 0, stream>>>(args, token_chunks);
     case 64:
       return AttentionCombineKernel<64><<<grid, 64, 0, stream>>>(args, token_chunks);
+    case 256:
+      return AttentionCombineKernel<256><<<grid, 256, 0, stream>>>(args, token_chunks);
     default:
       return AttentionCombineKernel<128><<<grid, 128, 0, stream>>>(args, token_chunks);
   }

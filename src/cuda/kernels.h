@@ -105,8 +105,9 @@ bool AttentionSupportsHeadDim(int head_dim);
 // Query rows one block of the attention kernel holds at rows_per_warp.
 constexpr int AttentionRows(int rows_per_warp) { return 4 * rows_per_warp; }
 
-void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden, float* x,
-                 cudaStream_t stream);
+// x[t] = table[ids[t]] * scale (Gemma scales its embeddings by sqrt(hidden)).
+void LaunchEmbed(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden, float scale,
+                 float* x, cudaStream_t stream);
 // out[r] = bf16(x[rows ? rows[r] : r] * rsqrt(mean(x^2) + eps) * weight)
 void LaunchRmsNorm(const float* x, const int32_t* rows, int num_rows, int hidden,
                    const float* weight, float eps, uint16_t* out, cudaStream_t stream);
@@ -126,6 +127,15 @@ void LaunchQkvRope(const float* qkv, const float* bias, const int32_t* positions
 // gate_up: [T, 2 * ffn] (gate then up) -> out [T, ffn] = bf16(silu(gate) * up)
 void LaunchSiluMul(const float* gate_up, int num_tokens, int ffn, uint16_t* out,
                    cudaStream_t stream);
+// The ops of layer programs beyond the Llama family's (layer_kernels.cu).
+// x[t] += RMSNorm(y[t]) * weight: a norm of a product's output before the residual add (Gemma).
+void LaunchRmsNormAdd(float* x, const float* y, int num_tokens, int hidden, const float* weight,
+                      float eps, cudaStream_t stream);
+// gate_up: [T, 2 * ffn] -> out [T, ffn] = bf16(gelu_tanh(gate) * up)
+void LaunchGeluTanhMul(const float* gate_up, int num_tokens, int ffn, uint16_t* out,
+                       cudaStream_t stream);
+// x[i] = cap * tanh(x[i] / cap), n floats (the final logit softcap).
+void LaunchSoftcap(float* x, size_t n, float cap, cudaStream_t stream);
 void LaunchAttention(const AttnArgs& args, cudaStream_t stream);
 // The mma.sync kernels (flash_attention.cu); false (nothing launched) for shapes they lack.
 bool LaunchFlashAttention(const AttnArgs& args, cudaStream_t stream);

@@ -180,6 +180,51 @@ INSTANTIATE_TEST_SUITE_P(Types, DummyModelTest,
                                   (info.param.qwen ? "_qwen" : "_llama");
                          });
 
+// Gemma 3 at the 270M model's attention shape (head 256, one KV head): the file carries what
+// the GGUF reader derives the layer pattern, windows and rope bases from.
+TEST(DummyModel, Gemma3RoundTrips) {
+  DummyModelOptions o;
+  ModelConfig& c = o.config;
+  c.arch = Architecture::kGemma3;
+  c.vocab_size = 512;
+  c.hidden_size = 640;
+  c.num_layers = 6;
+  c.num_heads = 4;
+  c.num_kv_heads = 1;
+  c.head_dim = 256;
+  c.intermediate_size = 1024;
+  c.max_position = 1024;
+  c.rope_theta = 1e6f;
+  c.rms_norm_eps = 1e-6f;
+  c.tie_word_embeddings = true;
+  c.qk_norm = true;
+  c.sliding_window = 32;
+  c.sliding_layers = {1, 1, 1, 1, 1, 0};
+  c.query_pre_attn_scalar = 256;
+  c.rope_local_theta = 10000.0f;
+  o.type = DType::kBF16;
+  o.seed = 3;
+  o.threads = 2;
+  const std::string path = TempPath("gemma3.gguf");
+  Status st = WriteDummyGguf(path, o);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto model = Model::Load(path);
+  fs::remove(path);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const ModelConfig& got = (*model)->config();
+  EXPECT_EQ(got.arch, Architecture::kGemma3);
+  EXPECT_EQ(got.head_dim, 256);
+  EXPECT_EQ(got.sliding_window, c.sliding_window);
+  EXPECT_EQ(got.sliding_layers, c.sliding_layers);
+  EXPECT_TRUE(got.qk_norm);
+  EXPECT_FLOAT_EQ(got.query_pre_attn_scalar, 256.0f);
+  EXPECT_FLOAT_EQ(got.rope_local_theta, 10000.0f);
+  std::vector<int32_t> ids(40);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i * 7 % 512);
+  const std::vector<float> logits = LastLogits(**model, ids, 2);
+  for (float v : logits) ASSERT_TRUE(std::isfinite(v));
+}
+
 TEST(DummyModel, SameSeedSameBytesWhateverTheThreads) {
   DummyModelOptions o;
   o.config = SmallLlama();
