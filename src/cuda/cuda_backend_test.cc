@@ -31,6 +31,11 @@ namespace {
 
 // |gpu - cpu| / max|cpu| over a row of logits.
 constexpr double kBf16LogitTolerance = 2.5e-2;
+// Gemma 3's random-weight golden model is more sensitive to rounding: on the CPU, its weights
+// rounded to BF16 alone (norms kept) move rows 5, 13 and 21 of the test prompt by 0.0154-0.0166
+// (0.004-0.014 elsewhere); the GPU, which also rounds activations and the KV cache, by 0.0301
+// on the same rows, argmax equal in all of them (H100, 2026-12-06).
+constexpr double kBf16LogitToleranceGemma = 4e-2;
 // GPU vs GPU with other batch shapes on the plain paths: only accumulation order changes.
 constexpr double kBatchTolerance = 2e-3;
 // With the fast paths a token's attention runs on the tensor-core kernel (Q and P rounded to
@@ -129,7 +134,7 @@ std::vector<int32_t> Ids(int64_t n, int64_t vocab, uint32_t seed) {
 void CompareModelWithCpu(const Model& m, const char* name, const std::vector<int32_t>& prompt,
                          int64_t chunk_tokens, bool fast_paths = true, bool gemv = false,
                          const std::function<void(CudaBackendOptions&)>& tweak = nullptr,
-                         int64_t bs = 16) {
+                         int64_t bs = 16, double tolerance = kBf16LogitTolerance) {
   const Model* model = &m;
   const std::vector<int32_t> decode = Ids(24, model->config().vocab_size, 5);
   // Scrambled, non-contiguous blocks.
@@ -152,7 +157,7 @@ void CompareModelWithCpu(const Model& m, const char* name, const std::vector<int
   for (int64_t r = 0; r < rows; ++r) {
     const double d = RelDiff(got.data() + r * vocab, want.data() + r * vocab, vocab);
     worst = std::max(worst, d);
-    EXPECT_LT(d, kBf16LogitTolerance) << name << " row " << r;
+    EXPECT_LT(d, tolerance) << name << " row " << r;
     argmax_same += ArgMax(got.data() + r * vocab, vocab) == ArgMax(want.data() + r * vocab, vocab);
   }
   std::printf(
@@ -256,10 +261,12 @@ TEST_F(CudaBackendTest, LogitsMatchCpuGemma3) {
   const std::vector<int32_t> prompt = (*tiny)->tokenizer().Encode(
       "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n    if n < 2:\n",
       false);
-  CompareModelWithCpu(**tiny, "tiny-gemma3", prompt, 0, true, false, nullptr);
-  CompareModelWithCpu(**tiny, "tiny-gemma3", prompt, 8, true, true, nullptr);
-  CompareModelWithCpu(**tiny, "tiny-gemma3 unfused", prompt, 0, false, false,
-                      [](CudaBackendOptions& o) { o.fused_kernels = false; });
+  const double tol = kBf16LogitToleranceGemma;
+  CompareModelWithCpu(**tiny, "tiny-gemma3", prompt, 0, true, false, nullptr, 16, tol);
+  CompareModelWithCpu(**tiny, "tiny-gemma3", prompt, 8, true, true, nullptr, 16, tol);
+  CompareModelWithCpu(
+      **tiny, "tiny-gemma3 unfused", prompt, 0, false, false,
+      [](CudaBackendOptions& o) { o.fused_kernels = false; }, 16, tol);
   auto shaped = SyntheticModel(Architecture::kGemma3, 4, 1, 256, 32);
   ASSERT_TRUE(shaped);
   CompareModelWithCpu(*shaped, "synthetic gemma3 h4/kv1/d256", Ids(300, 512, 3), 0);
