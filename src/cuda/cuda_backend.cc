@@ -115,21 +115,26 @@ Status CudaBackend::EnsureScratch(int64_t tokens, int64_t rows, int64_t partials
   return Status::Ok();
 }
 
-Status CudaBackend::Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* x, int64_t tokens,
-                         float* y, bool accumulate) {
+Status CudaBackend::Gemm(const DeviceWeight& w, const void* x, int64_t tokens, float* y,
+                         bool accumulate) {
+  if (!w.is_bf16()) {
+    return Status::Unsupported("cuda backend: no product kernel for " +
+                               std::string(DTypeName(w.type)) + " weights");
+  }
+  const int64_t n = w.rows, k = w.cols;
   if (tokens <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
-      cuda::LaunchGemv(w.as<uint16_t>(), static_cast<int>(n), static_cast<int>(k),
+      cuda::LaunchGemv(w.bf16(), static_cast<int>(n), static_cast<int>(k),
                        static_cast<const uint16_t*>(x), static_cast<int>(tokens), y, accumulate,
                        stream_)) {
     return Status::Ok();
   }
   if (tokens <= std::min<int64_t>(options_.skinny_max_tokens, cuda::kMaxSkinnyTokens) &&
-      cuda::LaunchSkinnyGemm(w.as<uint16_t>(), static_cast<int>(n), static_cast<int>(k),
+      cuda::LaunchSkinnyGemm(w.bf16(), static_cast<int>(n), static_cast<int>(k),
                              static_cast<const uint16_t*>(x), static_cast<int>(tokens), y,
                              accumulate, num_sms_, stream_)) {
     return Status::Ok();
   }
-  return gemm_.Run(w.get(), static_cast<int>(n), static_cast<int>(k), x, static_cast<int>(tokens),
+  return gemm_.Run(w.bf16(), static_cast<int>(n), static_cast<int>(k), x, static_cast<int>(tokens),
                    y, accumulate, stream_);
 }
 
@@ -265,18 +270,19 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   cudaStream_t s = stream_;
   // Steps of a few tokens (decode) of the Llama family's layer run on the fused GEMVs of
   // gemv.cu: RMSNorm, RoPE + K/V write, SwiGLU and the residual add ride in the products, five
-  // launches a layer. Every other layer program, and larger steps, run the plan's per-op kernels.
-  const bool fused_gemv = options_.fused_kernels && plan_.fused_gemv_layer &&
+  // launches a layer (BF16 weights only). Every other layer program, and larger steps, run the
+  // plan's per-op kernels.
+  const bool fused_gemv = options_.fused_kernels && plan_.fused_gemv_layer && bf16_weights_ &&
                           T <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
                           hidden % 8 == 0 && c.q_dim() % 8 == 0 && c.intermediate_size % 8 == 0 &&
                           c.head_dim % 2 == 0;
   int ss_parts = 1;  // producers of the partial sums of squares the next norm reads
   if (fused_gemv) {
-    cuda::LaunchEmbedNormInput(embedding_.as<uint16_t>(), meta + off_ids_, static_cast<int>(T),
-                               hidden, layers_[0].attn_norm.as<float>(), x_.as<float>(),
-                               xn_.as<uint16_t>(), ss_.as<float>(), s);
+    cuda::LaunchEmbedNormInput(embedding_.bf16(), meta + off_ids_, static_cast<int>(T), hidden,
+                               layers_[0].attn_norm.as<float>(), x_.as<float>(), xn_.as<uint16_t>(),
+                               ss_.as<float>(), s);
   } else {
-    cuda::LaunchEmbed(embedding_.as<uint16_t>(), meta + off_ids_, static_cast<int>(T), hidden,
+    cuda::LaunchEmbed(embedding_.bf16(), meta + off_ids_, static_cast<int>(T), hidden,
                       program_.embed_scale, x_.as<float>(), s);
   }
   Mark("embed");
@@ -317,7 +323,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     g.tokens = T32;
     g.eps = program_.norm_eps;
     g.op = cuda::GemvOp::kQkvRope;
-    g.w = w.wqkv.as<uint16_t>();
+    g.w = w.wqkv.bf16();
     g.rows = static_cast<int>(QkvDim());
     g.k = hidden;
     g.x = xn_.as<uint16_t>();
@@ -342,7 +348,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     const bool last = layer + 1 == c.num_layers;
     cuda::GemvArgs o = g;
     o.op = cuda::GemvOp::kAccumulate;
-    o.w = w.wo.as<uint16_t>();
+    o.w = w.wo.bf16();
     o.rows = hidden;
     o.k = static_cast<int>(c.q_dim());
     o.x = attn_.as<uint16_t>();
@@ -356,7 +362,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     Mark("gemv_o");
     cuda::GemvArgs gu = g;
     gu.op = cuda::GemvOp::kSwiGlu;
-    gu.w = w.w_gate_up.as<uint16_t>();
+    gu.w = w.w_gate_up.bf16();
     gu.rows = static_cast<int>(2 * c.intermediate_size);
     gu.n = static_cast<int>(c.intermediate_size);
     gu.k = hidden;
@@ -367,7 +373,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     if (!cuda::LaunchGemvOp(gu, s)) return Status::Internal("cuda backend: gate/up gemv refused");
     Mark("gemv_gate_up");
     cuda::GemvArgs d = o;
-    d.w = w.w_down.as<uint16_t>();
+    d.w = w.w_down.bf16();
     d.k = static_cast<int>(c.intermediate_size);
     d.x = act_.as<uint16_t>();
     // After the last layer the final norm reads x itself (logits rows may be a subset).
@@ -381,9 +387,8 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     cuda::LaunchRmsNorm(x_.as<float>(), meta + off_rows_, static_cast<int>(R), hidden,
                         final_norm_.as<float>(), program_.norm_eps, xn_.as<uint16_t>(), s);
     Mark("rmsnorm");
-    const DeviceBuffer& head = lm_head_.size() ? lm_head_ : embedding_;
-    JISU_RETURN_IF_ERROR(
-        Gemm(head, c.vocab_size, hidden, xn_.get(), R, logits_.as<float>(), false));
+    const DeviceWeight& head = lm_head_.empty() ? embedding_ : lm_head_;
+    JISU_RETURN_IF_ERROR(Gemm(head, xn_.get(), R, logits_.as<float>(), false));
     Mark("gemm_lm_head");
     if (program_.final_logit_softcap > 0) {
       cuda::LaunchSoftcap(logits_.as<float>(), static_cast<size_t>(R) * c.vocab_size,
@@ -416,11 +421,10 @@ Status CudaBackend::RunAttention(cuda::AttnArgs& attn, int64_t T) {
 }
 
 // y = x + w . in: in the GEMM epilogue (fused), or a GEMM into tmp_ and an add kernel.
-Status CudaBackend::ResidualGemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* in,
-                                 int64_t T) {
-  if (options_.fused_kernels) return Gemm(w, n, k, in, T, x_.as<float>(), true);
-  JISU_RETURN_IF_ERROR(Gemm(w, n, k, in, T, tmp_.as<float>(), false));
-  cuda::LaunchAdd(x_.as<float>(), tmp_.as<float>(), static_cast<size_t>(T) * n, stream_);
+Status CudaBackend::ResidualGemm(const DeviceWeight& w, const void* in, int64_t T) {
+  if (options_.fused_kernels) return Gemm(w, in, T, x_.as<float>(), true);
+  JISU_RETURN_IF_ERROR(Gemm(w, in, T, tmp_.as<float>(), false));
+  cuda::LaunchAdd(x_.as<float>(), tmp_.as<float>(), static_cast<size_t>(T) * w.rows, stream_);
   return Status::Ok();
 }
 
@@ -443,9 +447,9 @@ Status CudaBackend::RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::A
   const bool interleaved = program_.rope_style == RopeStyle::kInterleaved;
   cudaStream_t s = stream_;
   // x += w . in, through the post norm when the program has one.
-  auto residual = [&](const DeviceBuffer& m, int64_t k, const void* in, WeightId post) -> Status {
-    if (post == WeightId::kCount) return ResidualGemm(m, hidden, k, in, T);
-    JISU_RETURN_IF_ERROR(Gemm(m, hidden, k, in, T, tmp_.as<float>(), false));
+  auto residual = [&](const DeviceWeight& m, const void* in, WeightId post) -> Status {
+    if (post == WeightId::kCount) return ResidualGemm(m, in, T);
+    JISU_RETURN_IF_ERROR(Gemm(m, in, T, tmp_.as<float>(), false));
     cuda::LaunchRmsNormAdd(x_.as<float>(), tmp_.as<float>(), T32, hidden, w.Norm(post).as<float>(),
                            eps, s);
     return Status::Ok();
@@ -457,7 +461,7 @@ Status CudaBackend::RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::A
                             xn_.as<uint16_t>(), s);
         break;
       case cuda::StepKind::kQkvProject:
-        JISU_RETURN_IF_ERROR(Gemm(w.wqkv, qkv_dim, hidden, xn_.get(), T, qkv_.as<float>(), false));
+        JISU_RETURN_IF_ERROR(Gemm(w.wqkv, xn_.get(), T, qkv_.as<float>(), false));
         break;
       case cuda::StepKind::kQkvBias:
         cuda::LaunchAddBias(qkv_.as<float>(), w.bqkv.as<float>(), T32, qkv_dim, qkv_dim, s);
@@ -487,11 +491,10 @@ Status CudaBackend::RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::A
         JISU_RETURN_IF_ERROR(RunAttention(attn, T));
         break;
       case cuda::StepKind::kOutProject:
-        JISU_RETURN_IF_ERROR(residual(w.wo, c.q_dim(), attn_.get(), op.norm));
+        JISU_RETURN_IF_ERROR(residual(w.wo, attn_.get(), op.norm));
         break;
       case cuda::StepKind::kGateUpProject:
-        JISU_RETURN_IF_ERROR(Gemm(w.w_gate_up, 2 * c.intermediate_size, hidden, xn_.get(), T,
-                                  gate_up_.as<float>(), false));
+        JISU_RETURN_IF_ERROR(Gemm(w.w_gate_up, xn_.get(), T, gate_up_.as<float>(), false));
         break;
       case cuda::StepKind::kGatedAct:
         if (op.act == Activation::kGeluTanh) {
@@ -504,7 +507,7 @@ Status CudaBackend::RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::A
         }
         break;
       case cuda::StepKind::kDownProject:
-        JISU_RETURN_IF_ERROR(residual(w.w_down, c.intermediate_size, act_.get(), op.norm));
+        JISU_RETURN_IF_ERROR(residual(w.w_down, act_.get(), op.norm));
         break;
     }
     if (op.kind != cuda::StepKind::kAttention) Mark(cuda::StepKindName(op.kind));

@@ -16,6 +16,7 @@
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_program.h"
 #include "cuda/device_buffer.h"
+#include "cuda/device_weight.h"
 #include "cuda/gemm_tuner.h"
 #include "cuda/kernels.h"
 #include "model/layer_program.h"
@@ -27,10 +28,10 @@ using cuda::AttnItem;
 // Device copies of one layer's weights. Q/K/V and gate/up are fused into one matrix each so
 // that one GEMM reads the activations once.
 struct DeviceLayer {
-  DeviceBuffer wqkv;            // bf16 [q_dim + 2 kv_dim, hidden]
-  DeviceBuffer wo;              // bf16 [hidden, q_dim]
-  DeviceBuffer w_gate_up;       // bf16 [2 ffn, hidden]
-  DeviceBuffer w_down;          // bf16 [hidden, ffn]
+  DeviceWeight wqkv;            // [q_dim + 2 kv_dim, hidden]
+  DeviceWeight wo;              // [hidden, q_dim]
+  DeviceWeight w_gate_up;       // [2 ffn, hidden]
+  DeviceWeight w_down;          // [hidden, ffn]
   DeviceBuffer attn_norm;       // f32 [hidden]
   DeviceBuffer ffn_norm;        // f32 [hidden]
   DeviceBuffer bqkv;            // f32 [q_dim + 2 kv_dim], empty without attention bias
@@ -132,7 +133,6 @@ class CudaBackend final : public ForwardBackend {
   Status Validate(const ForwardBatch& batch) const;
   Status Prepare(const ForwardBatch& batch);
   Status EnsureScratch(int64_t tokens, int64_t rows, int64_t partials);
-  // y[T, n] (f32) = x[T, k] (bf16) . w[n, k]^T (+ y when accumulate).
   Status RunStep(int64_t tokens, int64_t rows);  // every launch of a step, on stream_
   void ClearGraphs() {
     for (auto& [key, entry] : graphs_) {
@@ -140,9 +140,9 @@ class CudaBackend final : public ForwardBackend {
     }
     graphs_.clear();
   }
-  Status Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* x, int64_t tokens, float* y,
-              bool accumulate);
-  Status ResidualGemm(const DeviceBuffer& w, int64_t n, int64_t k, const void* in, int64_t T);
+  // y[T, w.rows] (f32) (+)= x[T, w.cols] (bf16) . w^T, on the kernel for w's type and T.
+  Status Gemm(const DeviceWeight& w, const void* x, int64_t tokens, float* y, bool accumulate);
+  Status ResidualGemm(const DeviceWeight& w, const void* in, int64_t T);
   // One layer on the per-op kernels, as plan_ lists them.
   Status RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::AttnArgs& attn);
   Status RunAttention(cuda::AttnArgs& attn, int64_t T);
@@ -154,12 +154,13 @@ class CudaBackend final : public ForwardBackend {
   // The key window every layer shares (0: none, or layers differ): bounds the step's attention
   // items; a layer's own window is masked in the kernels.
   int items_window_ = 0;
+  bool bf16_weights_ = true;  // every matrix is stored as BF16 (what the fused GEMVs read)
   std::string device_name_;
   int num_sms_ = 0;
   cudaStream_t stream_ = nullptr;
 
-  DeviceBuffer embedding_;  // bf16 [vocab, hidden]
-  DeviceBuffer lm_head_;    // bf16 [vocab, hidden]; empty when tied to the embedding
+  DeviceWeight embedding_;  // [vocab, hidden]
+  DeviceWeight lm_head_;    // [vocab, hidden]; empty when tied to the embedding
   std::vector<DeviceLayer> layers_;
   DeviceBuffer final_norm_;
   std::vector<DeviceBuffer> inv_freqs_;  // one per program rope table

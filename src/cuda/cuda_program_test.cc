@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cuda/device_weight.h"
 #include "model/arch/architectures.h"
 #include "model/model_config.h"
 
@@ -124,3 +125,21 @@ TEST(CudaProgramTest, RefusesUnknownSequencesByName) {
 
 }  // namespace
 }  // namespace jisu::cuda
+
+namespace jisu {
+namespace {
+
+// Until a quantized type has its upload and kernels, allocating one is refused before any
+// device memory is touched (so this runs without a GPU), and every host type is stored as BF16.
+TEST(DeviceWeightTest, TypesWithoutKernelsAreRefused) {
+  DeviceWeight w;
+  const Status st = w.Allocate(DType::kQ4_0, 64, 64);
+  EXPECT_EQ(st.code(), Status::Code::kUnsupported);
+  EXPECT_NE(st.message().find("q4_0"), std::string::npos) << st.ToString();
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(DeviceStorageType({DType::kQ4_K, DType::kQ6_K}), DType::kBF16);
+  EXPECT_EQ(DeviceStorageType({DType::kBF16}), DType::kBF16);
+}
+
+}  // namespace
+}  // namespace jisu

@@ -31,12 +31,24 @@ class WeightUploader {
     return Status::Ok();
   }
 
-  // Copies `w` to dst (bf16 rows of w.cols).
-  Status Matrix(const WeightMatrix& w, uint16_t* dst) {
+  // Copies `w` into rows [row0, row0 + w.rows) of dst, converted to dst's storage type.
+  Status Matrix(const WeightMatrix& w, DeviceWeight& dst, int64_t row0 = 0) {
     if (!IsSupportedWeightType(w.dtype)) {
       return Status::Unsupported("cuda backend: weight type " + std::string(DTypeName(w.dtype)) +
                                  " cannot be uploaded");
     }
+    if (w.cols != dst.cols || row0 + w.rows > dst.rows) {
+      return Status::Internal("cuda backend: weight upload out of its matrix");
+    }
+    if (!dst.is_bf16()) {
+      return Status::Unsupported("cuda backend: no upload to " + std::string(DTypeName(dst.type)));
+    }
+    return Bf16Rows(w, dst.data.as<uint16_t>() + row0 * w.cols);
+  }
+
+ private:
+  // Each row dequantized to float and rounded to BF16.
+  Status Bf16Rows(const WeightMatrix& w, uint16_t* dst) {
     row_.resize(w.cols);
     const int64_t rows_per_stage = std::max<int64_t>(1, kStageBytes / (w.cols * 2));
     for (int64_t r0 = 0; r0 < w.rows; r0 += rows_per_stage) {
@@ -56,7 +68,6 @@ class WeightUploader {
     return Status::Ok();
   }
 
- private:
   static constexpr int64_t kStageBytes = 16 << 20;
   cudaStream_t stream_;
   uint16_t* stage_[2] = {nullptr, nullptr};
@@ -77,14 +88,16 @@ Status UploadFloats(const std::vector<float>& host, DeviceBuffer& dst) {
 Status CudaBackend::AllocateWeights() {
   const ModelConfig& c = config_;
   const uint64_t h = c.hidden_size, f = c.intermediate_size;
-  JISU_RETURN_IF_ERROR(embedding_.Resize(c.vocab_size * h * 2));
-  if (!c.tie_word_embeddings) JISU_RETURN_IF_ERROR(lm_head_.Resize(c.vocab_size * h * 2));
+  // BF16 until Upload knows the host types (FillRandom's benchmarks stay BF16).
+  const DType bf16 = DType::kBF16;
+  JISU_RETURN_IF_ERROR(embedding_.Allocate(bf16, c.vocab_size, h));
+  if (!c.tie_word_embeddings) JISU_RETURN_IF_ERROR(lm_head_.Allocate(bf16, c.vocab_size, h));
   layers_.resize(c.num_layers);
   for (DeviceLayer& l : layers_) {
-    JISU_RETURN_IF_ERROR(l.wqkv.Resize(QkvDim() * h * 2));
-    JISU_RETURN_IF_ERROR(l.wo.Resize(h * c.q_dim() * 2));
-    JISU_RETURN_IF_ERROR(l.w_gate_up.Resize(2 * f * h * 2));
-    JISU_RETURN_IF_ERROR(l.w_down.Resize(h * f * 2));
+    JISU_RETURN_IF_ERROR(l.wqkv.Allocate(bf16, QkvDim(), h));
+    JISU_RETURN_IF_ERROR(l.wo.Allocate(bf16, h, c.q_dim()));
+    JISU_RETURN_IF_ERROR(l.w_gate_up.Allocate(bf16, 2 * f, h));
+    JISU_RETURN_IF_ERROR(l.w_down.Allocate(bf16, h, f));
     JISU_RETURN_IF_ERROR(l.attn_norm.Resize(h * 4));
     JISU_RETURN_IF_ERROR(l.ffn_norm.Resize(h * 4));
     if (program_.Uses(WeightId::kPostAttnNorm)) {
@@ -106,27 +119,44 @@ Status CudaBackend::Upload(const ModelWeights& w) {
   const int64_t h = c.hidden_size;
   WeightUploader up(stream_);
   JISU_RETURN_IF_ERROR(up.Init());
-  JISU_RETURN_IF_ERROR(up.Matrix(w.embedding, embedding_.as<uint16_t>()));
+  // Each device matrix in the storage type DeviceStorageType picks for its host parts.
+  auto allocate = [](DeviceWeight& d, std::initializer_list<const WeightMatrix*> parts) {
+    int64_t rows = 0;
+    std::vector<DType> types;
+    for (const WeightMatrix* p : parts) {
+      rows += p->rows;
+      types.push_back(p->dtype);
+    }
+    return d.Allocate(DeviceStorageType(types), rows, (*parts.begin())->cols);
+  };
+  JISU_RETURN_IF_ERROR(allocate(embedding_, {&w.embedding}));
+  JISU_RETURN_IF_ERROR(up.Matrix(w.embedding, embedding_));
   // Tied heads are the embedding matrix itself (same host view): share the device copy.
   const bool tied = w.lm_head.data == w.embedding.data;
   if (!tied) {
-    JISU_RETURN_IF_ERROR(lm_head_.Resize(c.vocab_size * h * 2));
-    JISU_RETURN_IF_ERROR(up.Matrix(w.lm_head, lm_head_.as<uint16_t>()));
+    JISU_RETURN_IF_ERROR(allocate(lm_head_, {&w.lm_head}));
+    JISU_RETURN_IF_ERROR(up.Matrix(w.lm_head, lm_head_));
   } else {
     lm_head_.Reset();
   }
+  bf16_weights_ = embedding_.is_bf16() && (tied || lm_head_.is_bf16());
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const LayerWeights& src = w.layers[i];
     DeviceLayer& dst = layers_[i];
-    uint16_t* qkv = dst.wqkv.as<uint16_t>();
-    JISU_RETURN_IF_ERROR(up.Matrix(src.wq, qkv));
-    JISU_RETURN_IF_ERROR(up.Matrix(src.wk, qkv + c.q_dim() * h));
-    JISU_RETURN_IF_ERROR(up.Matrix(src.wv, qkv + (c.q_dim() + c.kv_dim()) * h));
-    JISU_RETURN_IF_ERROR(up.Matrix(src.wo, dst.wo.as<uint16_t>()));
-    uint16_t* gu = dst.w_gate_up.as<uint16_t>();
-    JISU_RETURN_IF_ERROR(up.Matrix(src.w_gate, gu));
-    JISU_RETURN_IF_ERROR(up.Matrix(src.w_up, gu + c.intermediate_size * h));
-    JISU_RETURN_IF_ERROR(up.Matrix(src.w_down, dst.w_down.as<uint16_t>()));
+    JISU_RETURN_IF_ERROR(allocate(dst.wqkv, {&src.wq, &src.wk, &src.wv}));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.wq, dst.wqkv));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.wk, dst.wqkv, src.wq.rows));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.wv, dst.wqkv, src.wq.rows + src.wk.rows));
+    JISU_RETURN_IF_ERROR(allocate(dst.wo, {&src.wo}));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.wo, dst.wo));
+    JISU_RETURN_IF_ERROR(allocate(dst.w_gate_up, {&src.w_gate, &src.w_up}));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.w_gate, dst.w_gate_up));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.w_up, dst.w_gate_up, src.w_gate.rows));
+    JISU_RETURN_IF_ERROR(allocate(dst.w_down, {&src.w_down}));
+    JISU_RETURN_IF_ERROR(up.Matrix(src.w_down, dst.w_down));
+    for (const DeviceWeight* m : {&dst.wqkv, &dst.wo, &dst.w_gate_up, &dst.w_down}) {
+      bf16_weights_ = bf16_weights_ && m->is_bf16();
+    }
     JISU_RETURN_IF_ERROR(UploadFloats(src.attn_norm, dst.attn_norm));
     JISU_RETURN_IF_ERROR(UploadFloats(src.ffn_norm, dst.ffn_norm));
     if (program_.Uses(WeightId::kPostAttnNorm)) {
@@ -167,13 +197,13 @@ Status CudaBackend::FillRandom(uint64_t seed) {
   const int64_t h = c.hidden_size;
   // Uniform(+-s) with s = sqrt(3 / fan_in) keeps each projection's output variance at that of
   // its input, so activations stay finite through all layers.
-  auto fill = [&](DeviceBuffer& b, int64_t fan_in, uint64_t salt) {
-    cuda::LaunchFillRandomBf16(b.as<uint16_t>(), b.size() / 2,
+  auto fill = [&](DeviceWeight& b, int64_t fan_in, uint64_t salt) {
+    cuda::LaunchFillRandomBf16(b.data.as<uint16_t>(), b.data.size() / 2,
                                std::sqrt(3.0f / static_cast<float>(fan_in)), seed * 1000003 + salt,
                                stream_);
   };
   fill(embedding_, 3, 1);
-  if (lm_head_.size()) fill(lm_head_, h, 2);
+  if (!lm_head_.empty()) fill(lm_head_, h, 2);
   uint64_t salt = 10;
   for (DeviceLayer& l : layers_) {
     fill(l.wqkv, h, salt++);
