@@ -240,9 +240,9 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
   JISU_RETURN_IF_ERROR(AddTokenizer(hf_dir, *model, w));
 
   const ModelWeights& mw = model->weights();
-  // GGUF readers expect llama/mistral Q and K rows permuted for interleaved rotation (llama.cpp's
-  // converter does it); the other families keep Hugging Face's half-split layout.
-  const bool permute = c.arch == Architecture::kLlama || c.arch == Architecture::kMistral;
+  // As llama.cpp's converter: Q and K rows permuted for interleaved rotation where the
+  // architecture's GGUF files have them so.
+  const bool permute = FindArchitecture(c.arch).gguf_permutes_qk;
   const std::vector<int64_t> q_order = InterleavedRopeRowOrder(c.q_dim(), c.head_dim);
   const std::vector<int64_t> k_order = InterleavedRopeRowOrder(c.kv_dim(), c.head_dim);
   const bool four_bit = t == DType::kQ4_0 || t == DType::kQ4_1;

@@ -270,6 +270,7 @@ Result<ModelConfig> ModelConfigFromGguf(const GgufFile& gguf) {
     c.vocab_size = static_cast<int64_t>(tokens->array.size());
   }
   c.tie_word_embeddings = gguf.FindTensor("output.weight") == nullptr;
+  c.rope_style = def->gguf_permutes_qk ? RopeStyle::kInterleaved : RopeStyle::kHalfSplit;
   JISU_RETURN_IF_ERROR(def->read_gguf(gguf, c));
   JISU_RETURN_IF_ERROR(c.Validate());
   return c;

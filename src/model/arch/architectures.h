@@ -30,6 +30,10 @@ struct ArchitectureDef {
   // Unsupported when the config has settings GGUF readers take from fixed rules instead of
   // the file (so a converted file would run differently); nullptr: every config is expressible.
   Status (*check_gguf_expressible)(const ModelConfig& c);
+  // GGUF files of this architecture store Q and K rows permuted for interleaved rotary pairs
+  // (llama.cpp's converter does it for llama-shaped families); the rest keep Hugging Face's
+  // half-split layout. Read by the GGUF reader and by `jisu convert`.
+  bool gguf_permutes_qk = false;
 };
 
 std::span<const ArchitectureDef* const> AllArchitectures();

@@ -84,7 +84,6 @@ Status ReadGemma3Hf(const nlohmann::json& j, ModelConfig& c) {
 
 Status ReadGemma3Gguf(const GgufFile&, ModelConfig& c) {
   c.qk_norm = true;
-  c.rope_style = RopeStyle::kHalfSplit;
   c.rope_local_theta = kLocalRopeTheta;
   c.query_pre_attn_scalar = static_cast<float>(c.head_dim);
   SetPattern(c, kSlidingPattern);

@@ -23,16 +23,10 @@ Status ReadQwen2Hf(const nlohmann::json& j, ModelConfig& c) {
   return Status::Ok();
 }
 
-// llama.cpp's converters permute llama/mistral Q and K rows for interleaved rotation.
-Status ReadLlamaGguf(const GgufFile&, ModelConfig& c) {
-  c.rope_style = RopeStyle::kInterleaved;
-  return Status::Ok();
-}
+Status ReadLlamaGguf(const GgufFile&, ModelConfig&) { return Status::Ok(); }
 
-// Qwen2 files keep Hugging Face's half-split layout.
 Status ReadQwen2Gguf(const GgufFile&, ModelConfig& c) {
   c.attention_bias = true;
-  c.rope_style = RopeStyle::kHalfSplit;
   return Status::Ok();
 }
 
@@ -43,12 +37,24 @@ void BuildLlama(const ModelConfig& c, ModelProgram& p) {
 
 }  // namespace
 
-extern const ArchitectureDef kLlamaArch = {
-    Architecture::kLlama, "llama",       "LlamaForCausalLM", "llama",
-    ReadNothing,          ReadLlamaGguf, BuildLlama,         nullptr};
-extern const ArchitectureDef kMistralArch = {
-    Architecture::kMistral, "mistral",     "MistralForCausalLM", "mistral",
-    ReadMistralHf,          ReadLlamaGguf, BuildLlama,           nullptr};
+extern const ArchitectureDef kLlamaArch = {Architecture::kLlama,
+                                           "llama",
+                                           "LlamaForCausalLM",
+                                           "llama",
+                                           ReadNothing,
+                                           ReadLlamaGguf,
+                                           BuildLlama,
+                                           nullptr,
+                                           true};
+extern const ArchitectureDef kMistralArch = {Architecture::kMistral,
+                                             "mistral",
+                                             "MistralForCausalLM",
+                                             "mistral",
+                                             ReadMistralHf,
+                                             ReadLlamaGguf,
+                                             BuildLlama,
+                                             nullptr,
+                                             true};
 extern const ArchitectureDef kQwen2Arch = {
     Architecture::kQwen2, "qwen2",       "Qwen2ForCausalLM", "qwen2",
     ReadQwen2Hf,          ReadQwen2Gguf, BuildLlama,         nullptr};

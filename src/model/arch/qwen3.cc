@@ -18,7 +18,6 @@ Status ReadQwen3Hf(const nlohmann::json& j, ModelConfig& c) {
 Status ReadQwen3Gguf(const GgufFile& gguf, ModelConfig& c) {
   c.qk_norm = true;
   c.attention_bias = gguf.FindTensor("blk.0.attn_q.bias") != nullptr;
-  c.rope_style = RopeStyle::kHalfSplit;
   return Status::Ok();
 }
 
