@@ -232,8 +232,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{"tiny-llama", "q6_k", false, 1.0, 0.01}, Variant{"tiny-draft"},
                       Variant{"tiny-draft", "bf16"}, Variant{"tiny-mistral"},
                       Variant{"tiny-mistral", "bf16"}, Variant{"smollm2"},
-                      // Random-weight Qwen3 and Gemma 3 (tools/make_golden.py RANDOM).
-                      Variant{"tiny-qwen3"}, Variant{"tiny-qwen3", "f32"}, Variant{"tiny-gemma3"},
+                      // Random-weight Qwen3, SmolLM3 and Gemma 3 (tools/make_golden.py RANDOM).
+                      Variant{"tiny-qwen3"}, Variant{"tiny-qwen3", "f32"}, Variant{"tiny-smollm3"},
+                      Variant{"tiny-smollm3", "f32"}, Variant{"tiny-gemma3"},
                       // int8 activations (see the bounds above).
                       Variant{"tiny-llama", "q8_0", false, 0.5, 0.01, true},
                       Variant{"tiny-llama", "q4_0", false, 5.0, 0.10, true},

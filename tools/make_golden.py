@@ -16,7 +16,7 @@ For each model it writes tests/data/golden/<name>.json and <name>.logits.f32:
 
 Models: models/tiny-llama and models/tiny-draft (HF folders), SmolLM2-135M-Instruct Q4_1
 (a GGUF file, dequantized to float32 by transformers; skipped when absent), and random-weight
-tiny-qwen3 / tiny-gemma3 (RANDOM below, written under tests/data/golden/models/). Everything runs
+tiny-qwen3 / tiny-smollm3 / tiny-gemma3 (RANDOM below, written under tests/data/golden/models/). Everything runs
 in float32 on the CPU with eager attention.
 
   /work/venv/bin/python tools/make_golden.py [--only tiny-llama,...] [--smollm2 PATH]
@@ -113,6 +113,13 @@ RANDOM = {
         "hidden_size": 64, "intermediate_size": 160, "num_hidden_layers": 3,
         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
         "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "max_position_embeddings": 1024,
+        "tie_word_embeddings": True, "attention_bias": False,
+    },
+    "tiny-smollm3": {
+        "architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3",
+        "hidden_size": 64, "intermediate_size": 160, "num_hidden_layers": 4,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "rms_norm_eps": 1e-6,
+        "rope_theta": 2000000.0, "no_rope_layer_interval": 4, "max_position_embeddings": 1024,
         "tie_word_embeddings": True, "attention_bias": False,
     },
     "tiny-gemma3": {

@@ -212,6 +212,16 @@ TEST_F(CudaBackendTest, LogitsMatchCpuGemma3) {
   CompareModelWithCpu(*shaped, "synthetic gemma3 h4/kv1/d256", Ids(300, 512, 3), 64);
 }
 
+// SmolLM3: every fourth layer without rope (a zero-frequency rope table), on the fused GEMVs
+// (decode) and the per-op kernels (prefill).
+TEST_F(CudaBackendTest, LogitsMatchCpuSmolLM3) {
+  auto tiny = Model::Load((testing::TestDataDir() / "golden" / "models" / "tiny-smollm3").string());
+  ASSERT_TRUE(tiny.ok()) << tiny.status().ToString();
+  const std::vector<int32_t> prompt =
+      (*tiny)->tokenizer().Encode("def main():\n    x = 1\n", false);
+  CompareModelWithCpu(**tiny, "tiny-smollm3", prompt, 0, true, true, nullptr);
+  CompareModelWithCpu(**tiny, "tiny-smollm3", prompt, 4, true, false, nullptr);
+}
 TEST_F(CudaBackendTest, LogitsMatchCpuTinyDraftQwen2) { CompareWithCpu("tiny-draft", 0); }
 // Keys split into 16-token chunks: exercises the partial-softmax combine (flash-decoding).
 TEST_F(CudaBackendTest, LogitsMatchCpuWithSplitKeys) { CompareWithCpu("tiny-llama", 16); }

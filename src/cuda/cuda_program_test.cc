@@ -77,7 +77,7 @@ TEST(CudaProgramTest, Gemma3PostNormsAndGelu) {
 // Every architecture the model loader knows has a CUDA plan.
 TEST(CudaProgramTest, EveryArchitecturePlans) {
   for (Architecture arch : {Architecture::kLlama, Architecture::kMistral, Architecture::kQwen2,
-                            Architecture::kQwen3, Architecture::kGemma3}) {
+                            Architecture::kQwen3, Architecture::kGemma3, Architecture::kSmolLM3}) {
     ModelConfig c;
     c.arch = arch;
     c.vocab_size = 64;

@@ -118,6 +118,9 @@ Status ModelConfig::Validate() const {
   if (!sliding_layers.empty() && static_cast<int64_t>(sliding_layers.size()) != num_layers) {
     return Status::InvalidArgument("model config: one sliding-layer flag per layer expected");
   }
+  if (!rope_layers.empty() && static_cast<int64_t>(rope_layers.size()) != num_layers) {
+    return Status::InvalidArgument("model config: one rope-layer flag per layer expected");
+  }
   if (!(rope_local_theta >= 0.0f) || !std::isfinite(rope_local_theta) ||
       !(query_pre_attn_scalar >= 0.0f) || !std::isfinite(query_pre_attn_scalar) ||
       !(final_logit_softcap >= 0.0f) || !std::isfinite(final_logit_softcap) ||
@@ -148,6 +151,11 @@ std::string ModelConfig::Describe() const {
       for (uint8_t f : sliding_layers) n += f;
       os << " (" << n << " of " << num_layers << " layers)";
     }
+  }
+  if (!rope_layers.empty()) {
+    int64_t n = 0;
+    for (uint8_t f : rope_layers) n += f == 0;
+    os << ", " << n << " layers without rope";
   }
   if (qk_norm) os << ", qk norm";
   if (final_logit_softcap > 0) os << ", logit softcap " << final_logit_softcap;

@@ -18,7 +18,7 @@ namespace jisu {
 class GgufFile;
 class GgufWriter;
 
-enum class Architecture { kLlama, kMistral, kQwen2, kQwen3, kGemma3 };
+enum class Architecture { kLlama, kMistral, kQwen2, kQwen3, kGemma3, kSmolLM3 };
 const char* ArchitectureName(Architecture arch);
 
 struct RopeScaling {
@@ -51,6 +51,9 @@ struct ModelConfig {
   std::optional<int64_t> sliding_window;  // Mistral v0.1: attend to the last N positions
   // Which layers use sliding_window (Gemma 3: five of six); empty: every layer does.
   std::vector<uint8_t> sliding_layers;
+  // Which layers rotate q and k (SmolLM3: three of four, the fourth has no position encoding);
+  // empty: every layer does.
+  std::vector<uint8_t> rope_layers;
   bool qk_norm = false;  // RMSNorm of each query and key head before rope (Qwen3, Gemma 3)
   // Gemma: the rope base of the sliding-window layers (the global ones use rope_theta and
   // rope_scaling); 0: the same as rope_theta.

@@ -4,11 +4,12 @@
 
 namespace jisu {
 
-extern const ArchitectureDef kLlamaArch, kMistralArch, kQwen2Arch, kQwen3Arch, kGemma3Arch;
+extern const ArchitectureDef kLlamaArch, kMistralArch, kQwen2Arch, kQwen3Arch, kGemma3Arch,
+    kSmolLM3Arch;
 
 namespace {
-const ArchitectureDef* const kAll[] = {&kLlamaArch, &kMistralArch, &kQwen2Arch, &kQwen3Arch,
-                                       &kGemma3Arch};
+const ArchitectureDef* const kAll[] = {&kLlamaArch, &kMistralArch, &kQwen2Arch,
+                                       &kQwen3Arch, &kGemma3Arch,  &kSmolLM3Arch};
 }  // namespace
 
 std::span<const ArchitectureDef* const> AllArchitectures() { return kAll; }
