@@ -149,6 +149,50 @@ TEST_F(CliTest, ChatTemplateWithTemplateFile) {
   EXPECT_EQ(r.out, "<user>hi\n<assistant>yo\n");
 }
 
+// --chat-template replaces the model's own template; the model still gives the special tokens.
+TEST_F(CliTest, ChatTemplateFlagOverridesTheModels) {
+  const fs::path tmpl = Write("t.jinja",
+                              "{% for m in messages %}[{{ m.role }}:{{ m.content }}]{{ eos_token }}"
+                              "{% endfor %}{% if add_generation_prompt %}[assistant:{% endif %}");
+  const fs::path msgs = Write("m.json", R"([{"role":"user","content":"hi"}])");
+  Outcome r = Jisu({"chat-template", "-m", kTiny, "--chat-template", tmpl.string(), "--messages",
+                    msgs.string(), "--add-generation-prompt"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "[user:hi]<|im_end|>[assistant:");
+  // generate --chat tokenizes that rendering (special tokens come from the template only).
+  Outcome ids = Jisu({"tokenize", "-m", kTiny, "-p", r.out, "--json", "--no-bos"});
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  Outcome gen = Jisu({"generate", "-m", kTiny, "--chat", "--chat-template", tmpl.string(), "-p",
+                      "hi", "-n", "1", "--temperature", "0", "--json"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_EQ(json::parse(gen.out)["prompt_ids"], json::parse(ids.out));
+  Outcome own = Jisu({"generate", "-m", kTiny, "--chat", "-p", "hi", "-n", "1", "--json"});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_NE(json::parse(own.out)["prompt_ids"], json::parse(ids.out));
+}
+
+// An unreadable, empty or broken --chat-template fails before any model loads, naming the file;
+// the server never starts listening.
+TEST_F(CliTest, BadChatTemplateFileFailsCleanly) {
+  const fs::path msgs = Write("m.json", R"([{"role":"user","content":"hi"}])");
+  const std::string missing = (dir_ / "missing.jinja").string();
+  const std::string empty = Write("empty.jinja", "").string();
+  const std::string broken =
+      Write("broken.jinja", "{% for m in messages %}{{ m.content }}").string();
+  for (const std::string& file : {missing, empty, broken, dir_.string()}) {
+    const std::string name = fs::path(file).filename().string();
+    ExpectCleanError(Jisu({"chat-template", "--chat-template", file, "--messages", msgs.string()}),
+                     name);
+    ExpectCleanError(
+        Jisu({"generate", "-m", kTiny, "--chat", "--chat-template", file, "-p", "hi", "-n", "1"}),
+        "--chat-template");
+    ExpectCleanError(Jisu({"serve", "-m", kTiny, "--port", "0", "--chat-template", file}),
+                     "--chat-template");
+  }
+  ExpectCleanError(Jisu({"generate", "-m", kTiny, "--chat-template", broken, "-p", "hi"}),
+                   "--chat");
+}
+
 TEST_F(CliTest, MissingAndCorruptModelFilesFailCleanly) {
   ExpectCleanError(Jisu({"generate", "-m", (dir_ / "nope.gguf").string(), "-p", "x"}), "no such");
   ExpectCleanError(Jisu({"generate", "-m", Write("empty.gguf", "").string(), "-p", "x"}), "gguf");
