@@ -193,6 +193,42 @@ TEST_F(CliTest, BadChatTemplateFileFailsCleanly) {
                    "--chat");
 }
 
+// Gemma 3's real template (fetched from PyPI by setup.sh; its GGUF has none) through
+// `jisu chat-template --chat-template`, byte for byte against what transformers rendered.
+TEST_F(CliTest, ChatTemplateFlagRendersGemma3AsTransformers) {
+  const auto tmpl = testing::FindExternalChatTemplate("gemma3.jinja");
+  if (!tmpl) {
+    if (testing::SetupDataRequired()) FAIL() << "gemma3.jinja was not fetched (scripts/setup.sh)";
+    GTEST_SKIP() << "gemma3.jinja not fetched (tools/fetch_chat_templates.py)";
+  }
+  const json fixture =
+      testing::ReadJson(testing::TestDataDir() / "chat" / "external" / "gemma3.json");
+  ASSERT_FALSE(fixture.is_discarded());
+  int rendered = 0, rejected = 0;
+  for (const json& c : fixture["cases"]) {
+    const std::string set = c["messages_file"];
+    if (set != "basic" && set != "multi_turn" && set != "single_user" && set != "bad_alternation") {
+      continue;
+    }
+    const fs::path msgs = Write(set + ".json", c["messages"].dump());
+    std::vector<std::string> args = {"chat-template", "--chat-template", *tmpl,
+                                     "--messages",    msgs.string(),     "--bos-token",
+                                     c["bos_token"],  "--eos-token",     c["eos_token"]};
+    if (c["add_generation_prompt"].get<bool>()) args.push_back("--add-generation-prompt");
+    const Outcome r = Jisu(args);
+    if (c.contains("error")) {
+      ExpectCleanError(r, c["error"].get<std::string>());
+      ++rejected;
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << set << ": " << r.err;
+    EXPECT_EQ(r.out, c["output"].get<std::string>()) << set;
+    ++rendered;
+  }
+  EXPECT_EQ(rendered, 6);
+  EXPECT_EQ(rejected, 2);
+}
+
 TEST_F(CliTest, MissingAndCorruptModelFilesFailCleanly) {
   ExpectCleanError(Jisu({"generate", "-m", (dir_ / "nope.gguf").string(), "-p", "x"}), "no such");
   ExpectCleanError(Jisu({"generate", "-m", Write("empty.gguf", "").string(), "-p", "x"}), "gguf");
