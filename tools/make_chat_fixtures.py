@@ -12,6 +12,10 @@ It also renders a table of small expression snippets (SNIPPETS below) with the s
 environment, for unit tests of the interpreter's semantics.
 
 Run with the reference interpreter:  /work/venv/bin/python tools/make_chat_fixtures.py
+
+With --external DIR it instead renders the templates that tools/fetch_chat_templates.py put in
+DIR (real templates the repository does not carry) with the same message sets, into
+tests/data/chat/external/<name>.json, and leaves every other fixture as it is.
 """
 
 import json
@@ -20,9 +24,19 @@ import sys
 
 from transformers.utils.chat_template_utils import (
     _compile_jinja_template,
-    _normalize_chat_messages,
     render_jinja_template,
 )
+
+try:
+    from transformers.utils.chat_template_utils import _normalize_chat_messages
+except ImportError:
+    # Later transformers 5.x drop the None-valued keys inside apply_chat_template itself (and
+    # alias the reasoning fields in render_jinja_template).
+    def _normalize_chat_messages(messages):
+        return [{k: v for k, v in m.items() if v is not None} for m in messages]
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fetch_chat_templates import TEMPLATES as EXTERNAL_TEMPLATES  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "chat")
 
@@ -49,6 +63,7 @@ TEMPLATE_VARS = {
     "command_r": {"bos_token": "<BOS_TOKEN>", "eos_token": "<|END_OF_TURN_TOKEN|>"},
     "hermes2pro_tool_use": {"bos_token": "<|begin_of_text|>", "eos_token": "<|im_end|>"},
     "features": {"bos_token": "<s>", "eos_token": "</s>"},
+    "gemma3": {"bos_token": "<bos>", "eos_token": "<eos>"},
 }
 
 
@@ -74,16 +89,60 @@ def outcome(fn):
         return {"error": str(e), "error_type": type(e).__name__}
 
 
-def make_template_fixtures():
-    tdir = os.path.join(ROOT, "templates")
+def load_message_sets():
     mdir = os.path.join(ROOT, "messages")
-    edir = os.path.join(ROOT, "expected")
-    os.makedirs(edir, exist_ok=True)
     message_sets = {}
     for name in sorted(os.listdir(mdir)):
         if name.endswith(".json"):
             with open(os.path.join(mdir, name), encoding="utf-8") as f:
                 message_sets[name[:-5]] = json.load(f)
+    return message_sets
+
+
+def render_cases(template, tv, message_sets):
+    cases = []
+    for mname, mset in message_sets.items():
+        extra = dict(tv.get("extra", {}))
+        extra.update(mset.get("extra", {}))
+        for agp in (False, True):
+            case = {
+                "messages_file": mname,
+                "messages": mset["messages"],
+                "add_generation_prompt": agp,
+                "bos_token": tv["bos_token"],
+                "eos_token": tv["eos_token"],
+                "extra": dict(extra, **({"tools": mset["tools"]} if "tools" in mset else {})),
+            }
+            case.update(outcome(lambda: render_chat(
+                template, mset["messages"], mset.get("tools"), agp, tv["bos_token"],
+                tv["eos_token"], extra)))
+            cases.append(case)
+    return cases
+
+
+def make_external_fixtures(template_dir):
+    odir = os.path.join(ROOT, "external")
+    os.makedirs(odir, exist_ok=True)
+    message_sets = load_message_sets()
+    count = 0
+    for name, (package, version, member, sha256) in sorted(EXTERNAL_TEMPLATES.items()):
+        with open(os.path.join(template_dir, name), encoding="utf-8") as f:
+            template = f.read()
+        cases = render_cases(template, TEMPLATE_VARS[name[:-6]], message_sets)
+        source = {"package": package, "version": version, "path": member, "sha256": sha256}
+        with open(os.path.join(odir, name[:-6] + ".json"), "w", encoding="utf-8") as f:
+            json.dump({"template": name, "source": source, "cases": cases}, f,
+                      ensure_ascii=False, indent=1)
+            f.write("\n")
+        count += len(cases)
+    return count
+
+
+def make_template_fixtures():
+    tdir = os.path.join(ROOT, "templates")
+    edir = os.path.join(ROOT, "expected")
+    os.makedirs(edir, exist_ok=True)
+    message_sets = load_message_sets()
     count = 0
     for name in sorted(os.listdir(tdir)):
         if not name.endswith(".jinja"):
@@ -91,24 +150,7 @@ def make_template_fixtures():
         key = name[:-6]
         with open(os.path.join(tdir, name), encoding="utf-8") as f:
             template = f.read()
-        tv = TEMPLATE_VARS[key]
-        cases = []
-        for mname, mset in message_sets.items():
-            extra = dict(tv.get("extra", {}))
-            extra.update(mset.get("extra", {}))
-            for agp in (False, True):
-                case = {
-                    "messages_file": mname,
-                    "messages": mset["messages"],
-                    "add_generation_prompt": agp,
-                    "bos_token": tv["bos_token"],
-                    "eos_token": tv["eos_token"],
-                    "extra": dict(extra, **({"tools": mset["tools"]} if "tools" in mset else {})),
-                }
-                case.update(outcome(lambda: render_chat(
-                    template, mset["messages"], mset.get("tools"), agp, tv["bos_token"],
-                    tv["eos_token"], extra)))
-                cases.append(case)
+        cases = render_cases(template, TEMPLATE_VARS[key], message_sets)
         with open(os.path.join(edir, key + ".json"), "w", encoding="utf-8") as f:
             json.dump({"template": name, "cases": cases}, f, ensure_ascii=False, indent=1)
             f.write("\n")
@@ -332,6 +374,10 @@ def make_snippet_fixtures():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--external":
+        n = make_external_fixtures(sys.argv[2])
+        print(f"wrote {n} cases of external templates", file=sys.stderr)
+        sys.exit(0)
     n_templates = make_template_fixtures()
     n_snippets = make_snippet_fixtures()
     print(f"wrote {n_templates} template cases and {n_snippets} snippets", file=sys.stderr)

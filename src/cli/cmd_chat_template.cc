@@ -13,13 +13,11 @@ namespace {
 struct ChatTemplateFlags {
   std::string model, template_file, messages_file, bos_token, eos_token;
   bool add_generation_prompt = false;
+  bool bos_given = false, eos_given = false;  // set by the callback: "" is a valid token
 };
 
 Status RunChatTemplate(const ChatTemplateFlags& f) {
   if (f.messages_file.empty()) return Status::InvalidArgument("--messages FILE.json is required");
-  if (!f.model.empty() && !f.template_file.empty()) {
-    return Status::InvalidArgument("give either -m or --template, not both");
-  }
   JISU_ASSIGN_OR_RETURN(std::string messages_text, ReadTextFile(f.messages_file, 64u << 20));
   // ordered_json keeps key order, so tojson in templates prints as transformers does.
   nlohmann::ordered_json messages = nlohmann::ordered_json::parse(messages_text, nullptr, false);
@@ -29,26 +27,30 @@ Status RunChatTemplate(const ChatTemplateFlags& f) {
   if (!messages.is_array()) {
     return Status::InvalidArgument(f.messages_file + ": expected an array of messages");
   }
+  JISU_ASSIGN_OR_RETURN(std::string source, ChatTemplateFromFlag(f.template_file));
 
   ChatTemplateInputs inputs;
   inputs.messages = messages;
   inputs.add_generation_prompt = f.add_generation_prompt;
-  std::string source;
-  if (!f.template_file.empty()) {
-    JISU_ASSIGN_OR_RETURN(source, ReadTextFile(f.template_file, 16u << 20));
-    inputs.bos_token = f.bos_token;
-    inputs.eos_token = f.eos_token;
-  } else {
+  // A template file alone renders without a model; with -m (or no file: the default model)
+  // the model supplies the special tokens, and its own template unless a file replaces it.
+  if (!f.model.empty() || source.empty()) {
     LoadOptions options;
     options.vocab_only = true;
+    options.chat_template = source;
     JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model, options));
     source = model->chat_template();
-    if (source.empty()) return Status::InvalidArgument(model->path() + " has no chat template");
+    if (source.empty()) {
+      return Status::InvalidArgument(model->path() +
+                                     " has no chat template; give one with --chat-template FILE");
+    }
     inputs.bos_token = model->bos_token();
     inputs.eos_token = model->eos_token();
   }
+  if (f.bos_given) inputs.bos_token = f.bos_token;
+  if (f.eos_given) inputs.eos_token = f.eos_token;
   auto tmpl = ChatTemplate::Parse(source);
-  if (!tmpl.ok()) return tmpl.status();
+  if (!tmpl.ok()) return tmpl.status().WithContext("chat template");
   JISU_ASSIGN_OR_RETURN(std::string text, (*tmpl)->Render(inputs));
   std::fwrite(text.data(), 1, text.size(), stdout);
   return Status::Ok();
@@ -59,13 +61,18 @@ Status RunChatTemplate(const ChatTemplateFlags& f) {
 void RegisterChatTemplate(CLI::App& app) {
   auto flags = std::make_shared<ChatTemplateFlags>();
   auto* cmd = app.add_subcommand("chat-template", "Render chat messages with a chat template");
-  cmd->add_option("-m,--model", flags->model, "use this model's own template and special tokens");
-  cmd->add_option("--template", flags->template_file, "Jinja template file");
+  cmd->add_option("-m,--model", flags->model, "the model whose template and special tokens to use");
+  cmd->add_option("--chat-template,--template", flags->template_file,
+                  "Jinja template file, used instead of the model's own");
   cmd->add_option("--messages", flags->messages_file, "JSON file: array of {role, content}");
   cmd->add_flag("--add-generation-prompt", flags->add_generation_prompt);
-  cmd->add_option("--bos-token", flags->bos_token, "bos_token value (with --template)");
-  cmd->add_option("--eos-token", flags->eos_token, "eos_token value (with --template)");
-  cmd->callback([flags] { ReportStatus(RunChatTemplate(*flags)); });
+  auto* bos = cmd->add_option("--bos-token", flags->bos_token, "bos_token value (default: -m's)");
+  auto* eos = cmd->add_option("--eos-token", flags->eos_token, "eos_token value (default: -m's)");
+  cmd->callback([flags, bos, eos] {
+    flags->bos_given = bos->count() > 0;
+    flags->eos_given = eos->count() > 0;
+    ReportStatus(RunChatTemplate(*flags));
+  });
 }
 
 }  // namespace jisu::cli

@@ -25,6 +25,7 @@ struct GenerateFlags {
   std::string prompt;
   std::string file;
   std::string system;
+  std::string chat_template;
   bool chat = false;
   int max_tokens = 128;
   float temperature = 0.8f;
@@ -48,10 +49,19 @@ Status RunGenerate(const GenerateFlags& f) {
   JISU_ASSIGN_OR_RETURN(std::string prompt, PromptFromFlags(f.prompt, f.file));
   JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
   JISU_ASSIGN_OR_RETURN(KvType kv_type, ParseKvType(f.kv_type));
-  JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
+  if (!f.chat && (!f.chat_template.empty() || !f.system.empty())) {
+    return Status::InvalidArgument("--chat-template and --system apply with --chat");
+  }
+  LoadOptions load_options;
+  JISU_ASSIGN_OR_RETURN(load_options.chat_template, ChatTemplateFromFlag(f.chat_template));
+  JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model, load_options));
 
   std::vector<int32_t> prompt_ids;
   if (f.chat) {
+    if (model->chat_template().empty()) {
+      return Status::InvalidArgument(model->path() +
+                                     " has no chat template; give one with --chat-template FILE");
+    }
     nlohmann::ordered_json messages = nlohmann::ordered_json::array();
     if (!f.system.empty()) messages.push_back({{"role", "system"}, {"content", f.system}});
     messages.push_back({{"role", "user"}, {"content", prompt}});
@@ -180,6 +190,8 @@ void RegisterGenerate(CLI::App& app) {
   cmd->add_option("-f,--file", flags->file, "read the prompt from a file");
   cmd->add_flag("--chat", flags->chat, "wrap the prompt as a user message in the chat template");
   cmd->add_option("--system", flags->system, "system message (with --chat)");
+  cmd->add_option("--chat-template", flags->chat_template,
+                  "Jinja chat template file, used instead of the model's own (with --chat)");
   cmd->add_option("-n,--max-tokens", flags->max_tokens, "tokens to generate")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--temperature,--temp", flags->temperature, "0 = greedy");

@@ -21,6 +21,7 @@ namespace {
 
 struct ServeFlags {
   std::string model;
+  std::string chat_template;
   std::string served_model_name;
   server::ServerOptions http;
   std::string kv_memory = "0.5";
@@ -64,6 +65,8 @@ Status RunServe(const ServeFlags& f) {
   JISU_ASSIGN_OR_RETURN(PrefixCacheMode prefix_mode, ParsePrefixCacheMode(f.prefix_cache));
   if (f.max_model_len < 0) return Status::InvalidArgument("--max-model-len must be >= 0");
   if (!(f.drain_timeout >= 0)) return Status::InvalidArgument("--drain-timeout must be >= 0");
+  LoadOptions load_options;
+  JISU_ASSIGN_OR_RETURN(load_options.chat_template, ChatTemplateFromFlag(f.chat_template));
   CapOpenFiles();
 
   // Signals go to one waiting thread; every other thread (engine, HTTP pool) inherits the mask.
@@ -79,7 +82,7 @@ Status RunServe(const ServeFlags& f) {
   std::fprintf(stderr, "listening on http://%s:%d (loading the model)\n", f.http.host.c_str(),
                http.port());
 
-  JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
+  JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model, load_options));
   const ModelConfig& c = model->config();
   EngineOptions options;
   options.num_threads = threads;
@@ -131,6 +134,9 @@ void RegisterServe(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server");
   cmd->add_option("-m,--model", f->model, "HF model folder or .gguf file");
+  cmd->add_option("--chat-template", f->chat_template,
+                  "Jinja chat template file for /v1/chat/completions, used instead of the "
+                  "model's own");
   cmd->add_option("--served-model-name", f->served_model_name,
                   "model name in the API (default: the file or folder name)");
   cmd->add_option("--host", f->http.host, "address to listen on");

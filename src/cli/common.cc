@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "chat/chat_template.h"
 #include "core/mapped_file.h"
 #include "model/dummy_model.h"
 
@@ -13,11 +14,22 @@ namespace jisu::cli {
 Result<std::unique_ptr<Model>> LoadModelFlag(const std::string& model_flag,
                                              const LoadOptions& options) {
   std::string path = model_flag;
-  if (IsDummyModelSpec(path)) return LoadDummyModel(path);  // random weights, no file
+  if (IsDummyModelSpec(path)) return LoadDummyModel(path, options);  // random weights, no file
   if (path.empty()) {
     JISU_ASSIGN_OR_RETURN(path, ResolveDefaultModel());
   }
   return Model::Load(path, options);
+}
+
+Result<std::string> ChatTemplateFromFlag(const std::string& file) {
+  if (file.empty()) return std::string();
+  auto source = ReadTextFile(file, 16u << 20);
+  if (!source.ok()) return source.status().WithContext("--chat-template");
+  // An empty file would silently mean "the model's own" downstream.
+  if (source->empty()) return Status::InvalidArgument("--chat-template " + file + ": empty file");
+  auto parsed = ChatTemplate::Parse(*source);
+  if (!parsed.ok()) return parsed.status().WithContext("--chat-template " + file);
+  return source;
 }
 
 Result<std::string> PromptFromFlags(const std::string& prompt, const std::string& file) {

@@ -14,6 +14,10 @@ namespace jisu::cli {
 Result<std::unique_ptr<Model>> LoadModelFlag(const std::string& model_flag,
                                              const LoadOptions& options = {});
 
+// The contents of --chat-template FILE (empty when no file is given), read and parsed here so
+// that an unreadable or broken template fails before the model loads, naming the file.
+Result<std::string> ChatTemplateFromFlag(const std::string& file);
+
 // The text of -p, or the contents of -f; exactly one must be given.
 Result<std::string> PromptFromFlags(const std::string& prompt, const std::string& file);
 

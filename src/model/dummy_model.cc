@@ -181,7 +181,7 @@ Status WriteDummyGguf(const std::string& path, const DummyModelOptions& o) {
 
 bool IsDummyModelSpec(const std::string& spec) { return spec.rfind("dummy:", 0) == 0; }
 
-Result<std::unique_ptr<Model>> LoadDummyModel(const std::string& spec) {
+Result<std::unique_ptr<Model>> LoadDummyModel(const std::string& spec, const LoadOptions& options) {
   if (!IsDummyModelSpec(spec)) return Status::InvalidArgument("not a dummy:SHAPE spec: " + spec);
   std::vector<std::string> parts;
   for (size_t start = 6;;) {
@@ -236,7 +236,7 @@ Result<std::unique_ptr<Model>> LoadDummyModel(const std::string& spec) {
                (std::to_string(need >> 20) + " MiB").c_str(), dir.c_str());
   Status st = WriteDummyGguf(path, o);
   Result<std::unique_ptr<Model>> model =
-      st.ok() ? Model::Load(path) : Result<std::unique_ptr<Model>>(st);
+      st.ok() ? Model::Load(path, options) : Result<std::unique_ptr<Model>>(st);
   std::error_code ec;
   fs::remove(path, ec);  // the mapping keeps the pages alive until the model goes
   return model;

@@ -19,6 +19,7 @@
 
 #include "core/dtype.h"
 #include "jisu/status.h"
+#include "model/model.h"
 #include "model/model_config.h"
 
 namespace jisu {
@@ -37,8 +38,6 @@ Status WriteDummyGguf(const std::string& path, const DummyModelOptions& options)
 // Bytes the file's tensors will take (for messages before a long write).
 uint64_t DummyGgufTensorBytes(const DummyModelOptions& options);
 
-class Model;
-
 // True for a model argument of the form "dummy:SHAPE[:TYPE[:SEED]]".
 bool IsDummyModelSpec(const std::string& spec);
 
@@ -46,7 +45,8 @@ bool IsDummyModelSpec(const std::string& spec);
 // default 0) without a model file on disk: the GGUF is written to shared memory (/dev/shm, or
 // $JISU_DUMMY_DIR), memory-mapped by the normal loader and unlinked at once, so the weights
 // exist once, in RAM, and vanish with the model. Fails clearly when memory is short.
-Result<std::unique_ptr<Model>> LoadDummyModel(const std::string& spec);
+Result<std::unique_ptr<Model>> LoadDummyModel(const std::string& spec,
+                                              const LoadOptions& options = {});
 
 // Fills `out[0..n)` with the generator's values for one row (exposed for tests).
 void DummyRandomRow(uint64_t seed, uint64_t tensor_key, int64_t row, float mean, float std,

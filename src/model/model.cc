@@ -93,6 +93,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path, const LoadOp
     s = model->LoadGguf(path, options);
   }
   if (!s.ok()) return s.WithContext("loading " + path);
+  if (!options.chat_template.empty()) model->chat_template_ = options.chat_template;
   return model;
 }
 

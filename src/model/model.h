@@ -23,6 +23,10 @@ enum class ModelFormat { kHuggingFace, kGguf };
 
 struct LoadOptions {
   bool vocab_only = false;  // tokenizer and metadata only (no weights required)
+  // Jinja source used instead of the file's own chat template (--chat-template): many GGUF
+  // conversions (Gemma 3 270M's among them) drop tokenizer.chat_template. Empty keeps the
+  // file's. The caller has parsed it, so a broken one fails before a long load.
+  std::string chat_template;
 };
 
 class Model {
@@ -38,7 +42,8 @@ class Model {
   bool has_weights() const { return has_weights_; }
   const ModelWeights& weights() const { return weights_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  // The model's own Jinja chat template; empty if it has none.
+  // The Jinja chat template: LoadOptions::chat_template when given, else the model's own;
+  // empty if there is neither.
   const std::string& chat_template() const { return chat_template_; }
   const std::string& bos_token() const { return bos_token_; }  // text, for templates
   const std::string& eos_token() const { return eos_token_; }

@@ -27,7 +27,9 @@ class ChatShape final : public EndpointShape {
     const Model& model = *ctx.served->model;
     const Tokenizer& tok = model.tokenizer();
     if (ctx.chat_template == nullptr) {
-      return ApiError::BadRequest("this model has no chat template; use /v1/completions");
+      return ApiError::BadRequest(
+          "this model has no chat template; use /v1/completions, or start the server with "
+          "--chat-template FILE");
     }
     ChatTemplateInputs in;
     in.messages = g.messages;
