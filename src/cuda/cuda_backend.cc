@@ -143,7 +143,7 @@ Status CudaBackend::Gemm(const DeviceBuffer& w, int64_t n, int64_t k, const void
   if (tokens <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
       cuda::LaunchGemv(w.as<uint16_t>(), static_cast<int>(n), static_cast<int>(k),
                        static_cast<const uint16_t*>(x), static_cast<int>(tokens), y, accumulate,
-                       stream_)) {
+                       stream_, options_.gemv_pdl)) {
     return Status::Ok();
   }
   if (tokens <= std::min<int64_t>(options_.skinny_max_tokens, cuda::kMaxSkinnyTokens) &&
@@ -251,9 +251,10 @@ Status CudaBackend::Run(const ForwardBatch& batch, std::span<const RowSampling> 
       JISU_CUDA_RETURN(cudaMemcpyAsync(sample_dev_.get(), sample_host_,
                                        num_device * sizeof(cuda::DeviceSampling),
                                        cudaMemcpyHostToDevice, stream_));
-      cuda::LaunchSampleRows(logits_.as<float>(), static_cast<int>(vocab),
-                             sample_dev_.as<cuda::DeviceSampling>(), sample_host_, num_device,
-                             ids_dev_.as<int32_t>(), sample_scratch_.get(), stream_);
+      cuda::LaunchSampleRows(
+          logits_.as<float>(), static_cast<int>(vocab), sample_dev_.as<cuda::DeviceSampling>(),
+          sample_host_, num_device, ids_dev_.as<int32_t>(), sample_scratch_.get(), stream_, -1,
+          options_.reference_sampler ? cuda::SamplePath::kReference : cuda::SamplePath::kAuto);
       JISU_CUDA_RETURN(cudaMemcpyAsync(ids_host_, ids_dev_.get(), num_device * sizeof(int32_t),
                                        cudaMemcpyDeviceToHost, stream_));
     }
@@ -338,6 +339,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     const bool interleaved = c.rope_style == RopeStyle::kInterleaved;
     cuda::GemvArgs g;  // the fused GEMVs' common part
     g.tokens = T32;
+    g.programmatic_launch = options_.gemv_pdl;
     g.eps = c.rms_norm_eps;
     if (fused_gemv) {
       g.op = cuda::GemvOp::kQkvRope;
