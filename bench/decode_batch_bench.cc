@@ -12,7 +12,6 @@
 
 #include "core/thread_pool.h"
 #include "ops/matmul.h"
-#include "ops/matmul_int.h"
 #include "ops/matmul_kernels.h"
 #include "ops/quant.h"
 
@@ -57,11 +56,10 @@ int main(int argc, char** argv) {
   std::vector<float> x(64 * ffn, 0.1f), y(64 * 49152);
   using Clock = std::chrono::steady_clock;
   const int only_m = argc > 3 ? std::atoi(argv[3]) : 0;
-  // Fourth argument "int" or "float": force the activation path (default: automatic).
-  if (argc > 4) {
-    matmul_internal::ForceActPath(std::string(argv[4]) == "int" ? matmul_internal::ActPath::kInt8
-                                                                : matmul_internal::ActPath::kFloat);
-  }
+  // Fourth argument "int" or "float": the activation path (default: automatic).
+  MatMulOptions options;
+  if (argc > 4)
+    options.path = std::string(argv[4]) == "int" ? MatmulPath::kInt8 : MatmulPath::kFloat;
   for (int m : {1, 4, 8, 16, 32}) {
     if (only_m != 0 && m != only_m) continue;
     for (int path = 0; path < 3; ++path) {
@@ -75,9 +73,11 @@ int main(int argc, char** argv) {
       double best_layer = 1e9, best_head = 1e9;
       for (int r = 0; r < reps; ++r) {
         auto t0 = Clock::now();
-        for (const Mat& w : layer) MatMul(w.w, x.data(), ffn, m, y.data(), 49152, pool);
+        for (const Mat& w : layer) {
+          MatMul(w.w, x.data(), ffn, m, y.data(), 49152, pool, nullptr, options);
+        }
         auto t1 = Clock::now();
-        MatMul(head.w, x.data(), ffn, m, y.data(), 49152, pool);
+        MatMul(head.w, x.data(), ffn, m, y.data(), 49152, pool, nullptr, options);
         auto t2 = Clock::now();
         best_layer = std::min(best_layer, std::chrono::duration<double>(t1 - t0).count());
         best_head = std::min(best_head, std::chrono::duration<double>(t2 - t1).count());

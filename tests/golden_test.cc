@@ -13,7 +13,6 @@
 #include "convert/hf_to_gguf.h"
 #include "eval/perplexity.h"
 #include "model/model.h"
-#include "ops/matmul_int.h"
 #include "runner/chat_prompt.h"
 #include "runner/generator.h"
 #include "tests/test_util.h"
@@ -60,8 +59,6 @@ class GoldenTest : public ::testing::TestWithParam<Variant> {
  protected:
   void SetUp() override {
     const Variant& v = GetParam();
-    matmul_internal::ForceActPath(v.int8_activations ? matmul_internal::ActPath::kInt8
-                                                     : matmul_internal::ActPath::kFloat);
     fixture_ = testing::ReadJson(TestDataDir() / "golden" / (v.fixture + ".json"));
     ASSERT_FALSE(fixture_.is_discarded()) << "missing fixture " << v.fixture;
     std::string path;
@@ -100,14 +97,13 @@ class GoldenTest : public ::testing::TestWithParam<Variant> {
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     model_ = std::move(model).value();
     pool_ = std::make_unique<ThreadPool>(2);
-    GeneratorOptions options;
-    options.kv_type = v.kv_type;
-    auto gen = Generator::Create(*model_, *pool_, options);
+    options_.kv_type = v.kv_type;
+    options_.matmul = v.int8_activations ? MatmulPath::kInt8 : MatmulPath::kFloat;
+    auto gen = Generator::Create(*model_, *pool_, options_);
     ASSERT_TRUE(gen.ok()) << gen.status().ToString();
     generator_ = std::move(gen).value();
   }
   void TearDown() override {
-    matmul_internal::ForceActPath(std::nullopt);
     if (!converted_.empty()) fs::remove(converted_);
     if (!derived_.empty()) fs::remove_all(derived_);
   }
@@ -117,6 +113,7 @@ class GoldenTest : public ::testing::TestWithParam<Variant> {
   fs::path derived_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<ThreadPool> pool_;
+  GeneratorOptions options_;
   std::unique_ptr<Generator> generator_;
 };
 
@@ -198,7 +195,7 @@ TEST_P(GoldenTest, PerplexityMatchesTransformers) {
   std::ifstream in(SourceDir() / p["file"].get<std::string>());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto r = ComputePerplexity(*model_, text, p["ctx"].get<int64_t>(), p["chunks"].get<int64_t>(),
-                             *pool_, GetParam().kv_type);
+                             *pool_, options_);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const double want = p["ppl"].get<double>();
   std::printf("ppl %.5f vs transformers %.5f (%s)\n", r->ppl, want,

@@ -1,6 +1,6 @@
 // jisu as a library: load a model, submit requests, read their outputs as they are produced.
-// This header, sampling_params.h and status.h are the whole public surface (no CUDA or
-// third-party headers); the CLI and the server are built on the same engine.
+// This header, sampling_params.h, request_options.h and status.h are the whole public surface (no
+// CUDA or third-party headers); the CLI and the server are built on the same engine.
 //
 //   auto llm = jisu::Llm::Open({.model = "model.gguf"});
 //   auto stream = (*llm)->Submit({.prompt = "Once upon a time", .sampling = {.max_tokens = 32}});
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "jisu/finish_reason.h"
+#include "jisu/request_options.h"
 #include "jisu/sampling_params.h"
 #include "jisu/status.h"
 
@@ -34,6 +35,9 @@ struct LlmOptions {
   // Jinja source (the text, not a path) that renders `messages`, used instead of the model's
   // own chat template; empty: the model's. For files without one, e.g. many GGUF conversions.
   std::string chat_template;
+  // What requests leave at auto (the CPU weights are laid out for defaults.matmul). Open checks
+  // them against the device: a matmul path other than auto only on the CPU.
+  RequestOptions defaults;
 };
 
 struct ChatMessage {
@@ -48,6 +52,7 @@ struct LlmRequest {
   std::vector<ChatMessage> messages;  // or a chat, rendered by the chat template
   SamplingParams sampling;
   std::string user;  // tenant for prefix-cache isolation and accounting; empty: shared
+  RequestOptions options;  // optimization options (request_options.h); auto: LlmOptions::defaults
 };
 
 // What a request produced since its previous chunk.
@@ -76,8 +81,9 @@ class Llm {
   static Result<std::unique_ptr<Llm>> Open(const LlmOptions& options);
   virtual ~Llm() = default;
 
-  // Validates and queues the request (InvalidArgument, OutOfRange for a prompt longer than
-  // max_model_len, ResourceExhausted when the queue is full, Unavailable while shutting down).
+  // Validates and queues the request (InvalidArgument, also for options this engine cannot run,
+  // OutOfRange for a prompt longer than max_model_len, ResourceExhausted when the queue is full,
+  // Unavailable while shutting down).
   virtual Result<std::unique_ptr<LlmStream>> Submit(const LlmRequest& request) = 0;
 
   // Convenience: submits and reads the whole output. The last chunk's fields, with all text

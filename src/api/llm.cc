@@ -75,8 +75,10 @@ class LlmImpl final : public Llm {
     if (given != 1) {
       return Status::InvalidArgument("a request needs exactly one of prompt, prompt_ids, messages");
     }
+    JISU_RETURN_IF_ERROR(core_->engine->CheckOptions(request.options, request.sampling));
     EngineRequest r;
     r.sampling = request.sampling;
+    r.options = request.options;
     r.tenant = request.user.empty() ? 0 : core_->engine->InternTenant(request.user);
     const Model& model = *core_->model;
     if (!request.prompt.empty()) {
@@ -151,7 +153,9 @@ Result<std::unique_ptr<Llm>> Llm::Open(const LlmOptions& o) {
   options.scheduler.max_seqs = o.max_seqs;
   options.scheduler.max_model_len =
       o.max_model_len > 0 ? o.max_model_len : std::min<int64_t>(c.max_position, 8192);
+  options.defaults = o.defaults;
   BackendOptions backend;
+  backend.matmul = o.defaults.matmul;
   backend.device = o.device;
   backend.kv_memory = kv_memory;
   backend.block_size = options.scheduler.block_size;

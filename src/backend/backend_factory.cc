@@ -142,6 +142,8 @@ Result<std::unique_ptr<ForwardBackend>> CreateBackend(const Model& model,
     cuda.kv_bytes = options.kv_memory.bytes;
     cuda.kv_fraction = options.kv_memory.fraction;
     cuda.max_kv_blocks = options.max_kv_blocks;
+    cuda.reference_sampler = options.reference_sampler;
+    cuda.gemv_pdl = options.gemv_pdl;
     return CreateCudaBackend(model, cuda);
 #endif
   }
@@ -151,7 +153,8 @@ Result<std::unique_ptr<ForwardBackend>> CreateBackend(const Model& model,
       CpuBackend::BytesPerBlock(model.config(), options.block_size, options.kv_type);
   JISU_ASSIGN_OR_RETURN(int64_t blocks, BlocksFor(options.kv_memory, HostAvailableMemory(),
                                                   per_block, options.max_kv_blocks));
-  CpuBackendOptions cpu{blocks, options.block_size, options.num_threads, options.kv_type};
+  CpuBackendOptions cpu{blocks, options.block_size, options.num_threads, options.kv_type,
+                        CpuWeightsOptions{options.interleave, options.matmul}};
   JISU_ASSIGN_OR_RETURN(auto backend, CpuBackend::Create(model, cpu));
   return std::unique_ptr<ForwardBackend>(std::move(backend));
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "jisu/request_options.h"
 #include "jisu/status.h"
 #include "kv/kv_cache.h"
 #include "model/forward_backend.h"
@@ -38,6 +39,13 @@ struct BackendOptions {
   int64_t max_kv_blocks = 0;  // cap (0 = none), so a fraction of a large machine stays sane
   // Element type of the CPU backend's KV cache; the CUDA backend keeps its own device format.
   KvType kv_type = kDefaultKvType;
+  // CPU: repack weights at load into the kernels' faster layouts (CpuWeightsOptions), laid out
+  // for this matmul path (the engine's default: requests on another path read the file's).
+  bool interleave = true;
+  MatmulPath matmul = MatmulPath::kAuto;
+  // CUDA measurement switches (CudaBackendOptions).
+  bool reference_sampler = false;
+  bool gemv_pdl = true;
 };
 
 // Whether this build has the CUDA backend and a usable GPU; `why` says why not.

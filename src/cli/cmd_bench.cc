@@ -32,6 +32,7 @@ struct BenchFlags {
   int threads = 0;
   int reps = 3;
   std::string kv_type = "f16";
+  std::string matmul = "auto";
   bool json = false;
 };
 
@@ -68,6 +69,8 @@ Status RunBench(const BenchFlags& f) {
   ThreadPool pool(threads);
   GeneratorOptions options;
   options.kv_type = kv_type;
+  JISU_ASSIGN_OR_RETURN(options.matmul, MatmulFromFlag(f.matmul));
+  options.interleave = InterleaveFromEnv();
   options.max_context = std::max<int64_t>(f.prompt_tokens, f.gen_tokens + 1) + 1;
   options.prefill_chunk = f.batch;
   if (options.max_context > model->config().max_position) {
@@ -162,6 +165,7 @@ void RegisterBench(CLI::App& app) {
   cmd->add_option("-b,--batch", flags->batch, "prompt tokens per forward pass");
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
   cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
+  cmd->add_option("--matmul", flags->matmul, kMatmulFlagHelp);
   cmd->add_option("-r,--repetitions", flags->reps, "repetitions");
   cmd->add_flag("--json", flags->json, "print one JSON object");
   cmd->callback([flags] { ReportStatus(RunBench(*flags)); });

@@ -29,6 +29,8 @@ struct BenchEngineFlags {
   int64_t shared_prefix = 1000;
   std::string kv_memory = "1GiB";
   std::string kv_type = "f16";
+  std::string matmul = "auto";
+  std::string sampling = "auto";
   std::string device = "cpu";
   int threads = 0;
   bool json = false;
@@ -236,6 +238,7 @@ Status RunBenchEngine(const BenchEngineFlags& f) {
     options.scheduler.max_queue = f.study_seqs;
   }
   BackendOptions backend_options;
+  JISU_RETURN_IF_ERROR(ApplyOptionFlags(f.matmul, f.sampling, &options.defaults, &backend_options));
   backend_options.device = f.device;
   backend_options.kv_memory = kv_memory;
   backend_options.kv_type = kv_type;
@@ -338,6 +341,8 @@ void RegisterBenchEngine(CLI::App& app) {
   cmd->add_option("--kv-memory", flags->kv_memory,
                   "KV pool: a size (512MiB, 2GiB) or a fraction of free memory (0.9)");
   cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
+  cmd->add_option("--matmul", flags->matmul, kMatmulFlagHelp);
+  cmd->add_option("--sampling", flags->sampling, kSamplingFlagHelp);
   cmd->add_option("--device", flags->device, "auto, cpu, cuda or cuda:N");
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
   cmd->add_flag("--json", flags->json, "also print one JSON object");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "model/model_config.h"
 #include "model/model_shapes.h"
 #ifdef JISU_HAVE_CUDA
@@ -98,6 +99,10 @@ Status RunBenchGpu(const BenchGpuFlags& f) {
   o.profile = f.profile;
   o.flash_attention = !f.no_flash;
   o.fused_kernels = !f.unfused;
+  BackendOptions env;  // JISU_SAMPLER, JISU_GEMV_PDL
+  ApplyEnvOverrides(&env);
+  o.reference_sampler = env.reference_sampler;
+  o.gemv_pdl = env.gemv_pdl;
   o.attention_chunk_tokens = f.attn_chunk;
   o.decode_attn_variant = f.decode_variant;
   std::printf("decode tokens %s, ", f.device_sampling ? "sampled on the GPU" : "as host logits");

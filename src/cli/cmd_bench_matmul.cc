@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "ops/matmul.h"
@@ -35,6 +37,7 @@ struct BenchMatMulFlags {
   int64_t mib = 512;
   bool prepack = false;
   bool interleave = false;
+  std::string matmul = "auto";
 };
 
 // A layout derived from every copy of the timed matrix (GEMM panels, interleaved copy):
@@ -47,9 +50,9 @@ struct CopyLayout {
 };
 
 template <class CopyAt>
-CopyLayout BuildCopyLayout(bool wanted, size_t copies, const CopyAt& copy_at,
-                           size_t (*bytes_of)(const WeightMatrix&),
-                           void (*build)(const WeightMatrix&, uint8_t*, ThreadPool&)) {
+CopyLayout BuildCopyLayout(
+    bool wanted, size_t copies, const CopyAt& copy_at, size_t (*bytes_of)(const WeightMatrix&),
+    const std::function<void(const WeightMatrix&, uint8_t*, ThreadPool&)>& build) {
   CopyLayout l;
   l.bytes = wanted ? bytes_of(copy_at(0)) : 0;
   if (l.bytes == 0) return l;
@@ -85,6 +88,7 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
   if (f.rows <= 0 || f.cols <= 0 || f.tokens <= 0 || f.iters <= 0 || f.mib < 0) {
     return Status::InvalidArgument("--rows, --cols, --tokens, --iters must be positive");
   }
+  JISU_ASSIGN_OR_RETURN(const MatmulPath path, MatmulFromFlag(f.matmul));
   std::vector<Isa> isas;
   if (f.isas == "auto") {
     isas.push_back(matmul_internal::ActiveKernelSet().isa);
@@ -150,7 +154,10 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
     const CopyLayout panels =
         BuildCopyLayout(f.prepack, copies, copy_at, IntPanelBytes, PackIntPanels);
     const CopyLayout il =
-        BuildCopyLayout(f.interleave, copies, copy_at, InterleavedBytes, InterleaveWeights);
+        BuildCopyLayout(f.interleave, copies, copy_at, InterleavedBytes,
+                        [&](const WeightMatrix& w, uint8_t* out, ThreadPool& pool) {
+                          InterleaveWeights(w, out, pool, path);
+                        });
     if (f.interleave && il.bytes == 0) {
       std::printf("(%s: no interleaved layout on this CPU)\n", tname.c_str());
     }
@@ -164,10 +171,10 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
           WeightMatrix w = copy_at(copy);
           w.int_panels = panels.At(copy);
           w.interleaved = il.At(copy);
-          w.interleaved_bf16 = w.interleaved != nullptr && InterleavesToBf16(w);
+          w.interleaved_bf16 = w.interleaved != nullptr && InterleavesToBf16(w, path);
           const double c0 = ThreadCpuMicros();
           const auto t0 = std::chrono::steady_clock::now();
-          MatMul(w, x.data(), f.cols, f.tokens, y.data(), f.rows, pool);
+          MatMul(w, x.data(), f.cols, f.tokens, y.data(), f.rows, pool, nullptr, {.path = path});
           const auto t1 = std::chrono::steady_clock::now();
           const double c1 = ThreadCpuMicros();
           if (it >= 0) {
@@ -205,6 +212,7 @@ void RegisterBenchMatMul(CLI::App& app) {
       "--interleave", flags->interleave,
       "Q8_0/Q4_0/Q4_1/F16/BF16: weights repacked into the 16-row interleaved decode layout "
       "(AVX-512 or AVX2)");
+  cmd->add_option("--matmul", flags->matmul, kMatmulFlagHelp);
   cmd->callback([flags] { ReportStatus(RunBenchMatMul(*flags)); });
 }
 

@@ -40,6 +40,8 @@ struct GenerateFlags {
   int ctx = 0;
   std::string device = "auto";
   std::string kv_type = "f16";
+  std::string matmul = "auto";
+  std::string sampling = "auto";
   bool ignore_eos = false;
   bool json = false;
   std::vector<std::string> stop;
@@ -101,6 +103,7 @@ Status RunGenerate(const GenerateFlags& f) {
   options.scheduler.max_seqs = 1;
   options.scheduler.max_model_len = max_context;
   BackendOptions backend_options;
+  JISU_RETURN_IF_ERROR(ApplyOptionFlags(f.matmul, f.sampling, &options.defaults, &backend_options));
   backend_options.device = f.device;
   backend_options.kv_type = kv_type;
   backend_options.block_size = options.scheduler.block_size;
@@ -206,6 +209,8 @@ void RegisterGenerate(CLI::App& app) {
   cmd->add_option("-t,--threads", flags->threads, "CPU threads (0 = all)");
   cmd->add_option("--device", flags->device, "auto, cpu, cuda or cuda:N");
   cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
+  cmd->add_option("--matmul", flags->matmul, kMatmulFlagHelp);
+  cmd->add_option("--sampling", flags->sampling, kSamplingFlagHelp);
   cmd->add_option("-c,--ctx", flags->ctx, "context length (0 = prompt + max tokens)");
   cmd->add_flag("--ignore-eos", flags->ignore_eos, "do not stop at end-of-sequence tokens");
   cmd->add_flag("--json", flags->json, "print one JSON object with ids, text and timings");

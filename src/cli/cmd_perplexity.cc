@@ -19,20 +19,24 @@ struct PerplexityFlags {
   std::string kv_type = "f16";
   bool json = false;
   std::string top1_out;
+  std::string matmul = "auto";
 };
 
 Status RunPerplexity(const PerplexityFlags& f) {
   if (f.file.empty()) return Status::InvalidArgument("-f FILE is required");
   JISU_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f.file, 1u << 30));
   JISU_ASSIGN_OR_RETURN(int threads, ThreadsFromFlag(f.threads));
-  JISU_ASSIGN_OR_RETURN(KvType kv_type, ParseKvType(f.kv_type));
+  GeneratorOptions options;
+  JISU_ASSIGN_OR_RETURN(options.kv_type, ParseKvType(f.kv_type));
+  JISU_ASSIGN_OR_RETURN(options.matmul, MatmulFromFlag(f.matmul));
+  options.interleave = InterleaveFromEnv();
   JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
   ThreadPool pool(threads);
   auto progress = [&](int64_t chunk, double ppl) {
     if (!f.json) std::fprintf(stderr, "[%lld] %.4f\n", static_cast<long long>(chunk + 1), ppl);
   };
   JISU_ASSIGN_OR_RETURN(PerplexityResult r,
-                        ComputePerplexity(*model, text, f.ctx, f.chunks, pool, kv_type, progress));
+                        ComputePerplexity(*model, text, f.ctx, f.chunks, pool, options, progress));
   if (!f.top1_out.empty()) {
     std::FILE* out = std::fopen(f.top1_out.c_str(), "w");
     if (out == nullptr) return Status::InvalidArgument("cannot write " + f.top1_out);
@@ -41,10 +45,14 @@ Status RunPerplexity(const PerplexityFlags& f) {
     if (std::fclose(out) != 0 || !ok) return Status::Internal("writing " + f.top1_out + " failed");
   }
   if (f.json) {
-    nlohmann::json out = {
-        {"ppl", r.ppl},           {"mean_nll", r.mean_nll}, {"num_scored", r.num_scored},
-        {"chunks", r.num_chunks}, {"ctx", f.ctx},           {"seconds", r.seconds},
-        {"kv_type", f.kv_type}};
+    nlohmann::json out = {{"ppl", r.ppl},
+                          {"mean_nll", r.mean_nll},
+                          {"num_scored", r.num_scored},
+                          {"chunks", r.num_chunks},
+                          {"ctx", f.ctx},
+                          {"seconds", r.seconds},
+                          {"kv_type", f.kv_type},
+                          {"matmul", MatmulPathName(options.matmul)}};
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("ppl = %.6f (%lld chunks of %lld tokens, %lld tokens scored, %.1f s)\n", r.ppl,
@@ -65,6 +73,7 @@ void RegisterPerplexity(CLI::App& app) {
   cmd->add_option("--chunks", flags->chunks, "score only the first K windows (0 = all)");
   cmd->add_option("-t,--threads", flags->threads, "threads (0 = all)");
   cmd->add_option("--kv-type", flags->kv_type, kKvTypeHelp);
+  cmd->add_option("--matmul", flags->matmul, kMatmulFlagHelp);
   cmd->add_flag("--json", flags->json, "print one JSON object");
   cmd->add_option("--top1-out", flags->top1_out,
                   "write the most likely token at every scored position (JSON array), for "

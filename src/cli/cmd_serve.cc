@@ -36,6 +36,8 @@ struct ServeFlags {
   int64_t block_size = 16;
   double batch_window_ms = 0;
   bool host_sampling = false;
+  std::string matmul = "auto";
+  std::string sampling = "auto";
   bool kv_prealloc = false;
   double drain_timeout = 30;
 };
@@ -95,8 +97,9 @@ Status RunServe(const ServeFlags& f) {
   options.scheduler.max_queue = f.max_queue;
   options.scheduler.kv_prealloc = f.kv_prealloc;
   options.batch_window_ms = f.batch_window_ms;
-  options.device_sampling = !f.host_sampling;
   BackendOptions backend_options;
+  JISU_RETURN_IF_ERROR(ApplyOptionFlags(f.matmul, f.host_sampling ? "host" : f.sampling,
+                                        &options.defaults, &backend_options));
   backend_options.device = f.device;
   backend_options.kv_memory = kv_memory;
   backend_options.kv_type = kv_type;
@@ -159,8 +162,9 @@ void RegisterServe(CLI::App& app) {
   cmd->add_option("--max-seqs", f->max_seqs, "running sequences");
   cmd->add_option("--max-queue", f->max_queue, "waiting requests before 429");
   cmd->add_option("--block-size", f->block_size, "KV block size in tokens");
-  cmd->add_flag("--host-sampling", f->host_sampling,
-                "sample every token on the host even where the device could (GPU)");
+  cmd->add_option("--matmul", f->matmul, kMatmulFlagHelp);
+  cmd->add_option("--sampling", f->sampling, kSamplingFlagHelp);
+  cmd->add_flag("--host-sampling", f->host_sampling, "the same as --sampling host");
   cmd->add_option("--batch-window-ms", f->batch_window_ms,
                   "when idle, wait this long to gather arrivals into the first step");
   cmd->add_flag("--kv-prealloc", f->kv_prealloc,

@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "chat/chat_template.h"
@@ -62,6 +64,50 @@ Result<int> ThreadsFromFlag(int threads) {
   }
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return threads;
+}
+
+namespace {
+
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+}  // namespace
+
+Result<MatmulPath> MatmulFromFlag(const std::string& flag) {
+  auto from_flag = ParseMatmulPath(flag);
+  if (!from_flag.ok()) return Status::InvalidArgument("--" + from_flag.status().message());
+  if (*from_flag != MatmulPath::kAuto) return *from_flag;
+  const char* env = Env("JISU_MATMUL");
+  if (env == nullptr) return MatmulPath::kAuto;
+  if (std::strcmp(env, "int") == 0) return MatmulPath::kInt8;  // its older spelling
+  auto from_env = ParseMatmulPath(env);
+  if (!from_env.ok()) return Status::InvalidArgument("JISU_MATMUL: " + from_env.status().message());
+  return *from_env;
+}
+
+bool InterleaveFromEnv() {
+  const char* v = Env("JISU_INTERLEAVE");
+  return v == nullptr || (std::strcmp(v, "0") != 0 && std::strcmp(v, "off") != 0);
+}
+
+Status ApplyOptionFlags(const std::string& matmul, const std::string& sampling,
+                        RequestOptions* defaults, BackendOptions* backend) {
+  JISU_ASSIGN_OR_RETURN(defaults->matmul, MatmulFromFlag(matmul));
+  auto placement = ParseSamplingPlacement(sampling);
+  if (!placement.ok()) return Status::InvalidArgument("--" + placement.status().message());
+  defaults->sampling = *placement;
+  backend->matmul = defaults->matmul;
+  ApplyEnvOverrides(backend);
+  return Status::Ok();
+}
+
+void ApplyEnvOverrides(BackendOptions* options) {
+  options->interleave = options->interleave && InterleaveFromEnv();
+  if (const char* v = Env("JISU_SAMPLER"))
+    options->reference_sampler = std::strcmp(v, "reference") == 0;
+  if (const char* v = Env("JISU_GEMV_PDL")) options->gemv_pdl = v[0] != '0';
 }
 
 }  // namespace jisu::cli

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "backend/backend_factory.h"
+#include "jisu/request_options.h"
 #include "jisu/status.h"
 #include "model/model.h"
 
@@ -31,5 +33,32 @@ Result<int> ThreadsFromFlag(int threads);
 // build a CPU KV cache.
 inline constexpr const char* kKvTypeHelp =
     "element type of the CPU KV cache: f16 (half the memory and attention traffic) or f32";
+
+// Debugging overrides (docs/OPTIONS.md): environment variables read here, at the CLI edge,
+// into the options they default; nothing below the CLI reads the environment.
+
+// Help text of --matmul (parsed by MatmulFromFlag).
+inline constexpr const char* kMatmulFlagHelp =
+    "CPU matmul path of requests that leave it at auto: auto (measured per step shape), float "
+    "(float activations: what transformers computes) or int8 (int8 activations everywhere); "
+    "default: $JISU_MATMUL, else auto";
+// --matmul's value; when it is "auto", JISU_MATMUL's (float, int8 or int; unset: auto).
+Result<MatmulPath> MatmulFromFlag(const std::string& flag);
+// Help text of --sampling (SamplingPlacement).
+inline constexpr const char* kSamplingFlagHelp =
+    "where tokens of requests that leave it at auto are drawn: auto or device (on the GPU where "
+    "the row allows) or host";
+// The engine defaults of --matmul and --sampling (their environment overrides included), and the
+// backend options that follow from them (the CPU weights laid out for the default path) or that
+// the environment overrides (ApplyEnvOverrides).
+Status ApplyOptionFlags(const std::string& matmul, const std::string& sampling,
+                        RequestOptions* defaults, BackendOptions* backend);
+
+// False when JISU_INTERLEAVE=0|off: no load-time repacking of CPU weights.
+bool InterleaveFromEnv();
+// Fills the backend options the environment overrides: JISU_INTERLEAVE=0|off (no load-time
+// repacking of CPU weights), JISU_SAMPLER=reference (CUDA: the reference sampler for every
+// launch), JISU_GEMV_PDL=0 (CUDA: GEMVs without programmatic dependent launch).
+void ApplyEnvOverrides(BackendOptions* options);
 
 }  // namespace jisu::cli

@@ -125,7 +125,7 @@ Status CudaBackend::Gemm(const DeviceWeight& w, const void* x, int64_t tokens, f
   if (tokens <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
       cuda::LaunchGemv(w.bf16(), static_cast<int>(n), static_cast<int>(k),
                        static_cast<const uint16_t*>(x), static_cast<int>(tokens), y, accumulate,
-                       stream_)) {
+                       stream_, options_.gemv_pdl)) {
     return Status::Ok();
   }
   if (tokens <= std::min<int64_t>(options_.skinny_max_tokens, cuda::kMaxSkinnyTokens) &&
@@ -233,9 +233,10 @@ Status CudaBackend::Run(const ForwardBatch& batch, std::span<const RowSampling> 
       JISU_CUDA_RETURN(cudaMemcpyAsync(sample_dev_.get(), sample_host_,
                                        num_device * sizeof(cuda::DeviceSampling),
                                        cudaMemcpyHostToDevice, stream_));
-      cuda::LaunchSampleRows(logits_.as<float>(), static_cast<int>(vocab),
-                             sample_dev_.as<cuda::DeviceSampling>(), sample_host_, num_device,
-                             ids_dev_.as<int32_t>(), sample_scratch_.get(), stream_);
+      cuda::LaunchSampleRows(
+          logits_.as<float>(), static_cast<int>(vocab), sample_dev_.as<cuda::DeviceSampling>(),
+          sample_host_, num_device, ids_dev_.as<int32_t>(), sample_scratch_.get(), stream_, -1,
+          options_.reference_sampler ? cuda::SamplePath::kReference : cuda::SamplePath::kAuto);
       JISU_CUDA_RETURN(cudaMemcpyAsync(ids_host_, ids_dev_.get(), num_device * sizeof(int32_t),
                                        cudaMemcpyDeviceToHost, stream_));
     }
@@ -321,6 +322,7 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
     }
     cuda::GemvArgs g;  // the fused GEMVs' common part
     g.tokens = T32;
+    g.programmatic_launch = options_.gemv_pdl;
     g.eps = program_.norm_eps;
     g.op = cuda::GemvOp::kQkvRope;
     g.w = w.wqkv.bf16();

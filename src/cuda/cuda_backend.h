@@ -55,6 +55,12 @@ struct CudaBackendOptions {
   // Times every launch group with CUDA events (graphs off): CudaProfileReport breaks a step
   // down by kernel. For measurements only; it slows steps down.
   bool profile = false;
+  // Device sampling on the reference kernels for every launch instead of the fast path where
+  // it applies (timing comparisons; JISU_SAMPLER=reference at the CLI).
+  bool reference_sampler = false;
+  // The fused GEMVs launch with programmatic dependent launch (sm_90); false for measurements
+  // (JISU_GEMV_PDL=0 at the CLI).
+  bool gemv_pdl = true;
 };
 
 // False (and the reason) when no CUDA device or driver can be used here.

@@ -107,7 +107,7 @@ TEST(CudaEngineSpecTest, GreedyOutputIsUnchangedByDrafts) {
   EngineOptions options;
   options.scheduler.block_size = 16;
   options.scheduler.max_model_len = 512;
-  options.device_sampling = true;
+  options.defaults.sampling = SamplingPlacement::kAuto;
   auto plain = Engine::Create(model, options, Gpu(model));
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   const auto expected = RunRequests(**plain, prompts, greedy);

@@ -179,7 +179,7 @@ std::vector<std::vector<int32_t>> RunGpuEngine(const Model& model,
   options.scheduler.block_size = 16;
   options.scheduler.max_model_len = 512;
   if (max_batch_tokens > 0) options.scheduler.max_batch_tokens = max_batch_tokens;
-  options.device_sampling = device_sampling;
+  options.defaults.sampling = device_sampling ? SamplingPlacement::kAuto : SamplingPlacement::kHost;
   auto engine = Engine::Create(model, options, CudaBackendTest::Gpu(model, 128));
   EXPECT_TRUE(engine.ok()) << engine.status().ToString();
   if (!engine.ok()) return {};

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 
 #include "cuda/kernels.h"
 
@@ -38,15 +37,6 @@ constexpr int kMaxBlocks = 4096;
 // 4/2/2: 4.40-4.50 / 4.69-4.78, 4/2/4: 4.37-4.42 / 4.65-4.68, 4/4/2: 4.51-4.53, 4/1/2: 4.64-4.66,
 // 4/2/1: 4.48-4.51 (bench/results/2026-12-01-cuda-h200-attn-tuner.md).
 constexpr int KSplit(GemvOp op) { return op == GemvOp::kQkvRope || op == GemvOp::kSwiGlu ? 4 : 2; }
-
-// Programmatic dependent launch (sm_90): on unless JISU_GEMV_PDL=0 (measurement hook).
-bool ProgrammaticLaunch() {
-  static const bool on = [] {
-    const char* e = std::getenv("JISU_GEMV_PDL");
-    return !(e && e[0] == '0');
-  }();
-  return on;
-}
 
 __device__ __forceinline__ float WarpSum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -349,7 +339,7 @@ void LaunchT(const GemvArgs& a, cudaStream_t stream) {
   config.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = ProgrammaticLaunch() ? 1 : 0;
+  attr[0].val.programmaticStreamSerializationAllowed = a.programmatic_launch ? 1 : 0;
   config.attrs = attr;
   config.numAttrs = 1;
   switch (a.op) {
@@ -446,8 +436,9 @@ bool LaunchGemvOp(const GemvArgs& args, cudaStream_t stream) {
 }
 
 bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
-                bool accumulate, cudaStream_t stream) {
+                bool accumulate, cudaStream_t stream, bool programmatic_launch) {
   GemvArgs a;
+  a.programmatic_launch = programmatic_launch;
   a.op = accumulate ? GemvOp::kAccumulate : GemvOp::kStore;
   a.w = w;
   a.rows = n;

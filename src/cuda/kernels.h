@@ -147,7 +147,7 @@ void LaunchAttentionCombine(const AttnArgs& args, const int32_t* token_chunks, i
 // y f32 [T, n]); false (nothing launched) when the shape is not handled (k % 8 != 0).
 constexpr int kMaxGemvTokens = 8;
 bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, float* y,
-                bool accumulate, cudaStream_t stream);
+                bool accumulate, cudaStream_t stream, bool programmatic_launch = true);
 
 // y[t, n] (+)= w[n, :] . x[t, :] for 1..kMaxSkinnyTokens tokens on tensor cores (skinny_gemm.cu):
 // the decode batches between the GEMV and cuBLAS, where the product is still bound by the weight
@@ -195,6 +195,9 @@ struct GemvArgs {
   float* q_out = nullptr;
   uint16_t* kv_layer = nullptr;
   int block_size = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  // Programmatic dependent launch (sm_90): the next kernel's prologue overlaps this one's tail.
+  // Off only for measurements (CudaBackendOptions::gemv_pdl).
+  bool programmatic_launch = true;
 };
 int GemvUnits(const GemvArgs& args);
 int GemvBlocks(const GemvArgs& args);  // the grid, and the number of ss_out parts

@@ -11,9 +11,6 @@
 // Two implementations: the fast path (sampling_fast.cu) for launches of few rows, and the
 // reference path (sampling_reference.cu) for any number of rows. This file picks one per
 // launch and lays out their shared scratch buffer.
-#include <cstdlib>
-#include <cstring>
-
 #include "cuda/kernels.h"
 #include "cuda/sampling_internal.cuh"
 
@@ -28,13 +25,7 @@ SamplePath LaunchSampleRows(const float* logits, int vocab, const DeviceSampling
                             const DeviceSampling* host_params, int num_rows, int32_t* out,
                             void* scratch, cudaStream_t stream, int max_cached, SamplePath path) {
   if (num_rows <= 0) return SamplePath::kAuto;
-  // JISU_SAMPLER=reference: the reference path for every launch (timing comparisons).
-  static const bool env_reference = [] {
-    const char* e = std::getenv("JISU_SAMPLER");
-    return e != nullptr && std::strcmp(e, "reference") == 0;
-  }();
-  if (path != SamplePath::kReference && !env_reference && scratch != nullptr &&
-      num_rows <= kMaxFastSampleRows) {
+  if (path != SamplePath::kReference && scratch != nullptr && num_rows <= kMaxFastSampleRows) {
     void* fast_scratch = static_cast<unsigned char*>(scratch) + sampling::ReferenceScratchBytes();
     if (sampling::LaunchFastSample(logits, vocab, params, num_rows, out, fast_scratch, stream)) {
       return SamplePath::kFast;

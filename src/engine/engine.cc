@@ -41,8 +41,51 @@ Status EngineOptions::Validate() const {
   if (max_tenant_labels < 0 || max_tenant_labels > 1024) {
     return Status::InvalidArgument("engine: max_tenant_labels must be in [0, 1024]");
   }
-  if (max_draft_tokens < 0 || max_draft_tokens > 64) {
+  if (max_draft_tokens < 0 || max_draft_tokens > RequestOptions::kMaxSpeculative) {
     return Status::InvalidArgument("engine: max_draft_tokens must be in [0, 64]");
+  }
+  if (Status s = defaults.Validate(); !s.ok()) {
+    return Status::InvalidArgument("engine: default " + s.message());
+  }
+  if (defaults.speculative.value_or(0) > 0 && !drafter) {
+    return Status::InvalidArgument("engine: a default speculative window needs a drafter");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Today every engine holds one weight set, the loaded weights, named "". Sets made at load
+// (issue 33's quantized ones) are added here and in the backend (ForwardBatch::options).
+bool HasWeightSet(std::string_view name) { return name.empty(); }
+
+// The checks that depend on the engine, for a request's options or the defaults.
+Status CheckAgainst(const RequestOptions& o, const ForwardBackend& backend, bool has_drafter) {
+  if (!HasWeightSet(o.weights)) {
+    return Status::InvalidArgument("weights names no weight set of this engine ('" + o.weights +
+                                   "'); it holds only the loaded weights (\"\")");
+  }
+  if (o.matmul != MatmulPath::kAuto && !backend.HasMatmulPaths()) {
+    return Status::InvalidArgument(std::string("matmul '") + MatmulPathName(o.matmul) +
+                                   "' selects a CPU matmul path; this backend (" +
+                                   backend.description() + ") has one, so only 'auto'");
+  }
+  if (o.speculative.value_or(0) > 0 && !has_drafter) {
+    return Status::InvalidArgument(
+        "speculative needs a drafter, and this engine has none; use 0 or leave it out");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Engine::CheckOptions(const RequestOptions& options, const SamplingParams& sampling) const {
+  JISU_RETURN_IF_ERROR(options.Validate());
+  JISU_RETURN_IF_ERROR(CheckAgainst(options, *backend_, options_.drafter != nullptr));
+  if (options.speculative.value_or(0) > 0 && sampling.temperature != 0.0f) {
+    return Status::InvalidArgument(
+        "speculative needs a greedy request (temperature 0): only its drafts are verified "
+        "exactly");
   }
   return Status::Ok();
 }
@@ -58,6 +101,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const EngineO
   if (!backend) {
     JISU_RETURN_IF_ERROR(BlockPool::Validate(options.kv_blocks, options.scheduler.block_size));
     CpuBackendOptions cpu{options.kv_blocks, options.scheduler.block_size, options.num_threads};
+    cpu.weights.matmul = options.defaults.matmul;
     JISU_ASSIGN_OR_RETURN(backend, CpuBackend::Create(model, cpu));
   }
   if (backend->kv_block_size() != options.scheduler.block_size) {
@@ -66,6 +110,9 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const EngineO
         "scheduler's");
   }
   JISU_RETURN_IF_ERROR(BlockPool::Validate(backend->num_kv_blocks(), options.scheduler.block_size));
+  if (Status s = CheckAgainst(options.defaults, *backend, options.drafter != nullptr); !s.ok()) {
+    return Status::InvalidArgument("engine: default " + s.message());
+  }
   std::unique_ptr<Engine> engine(new Engine(model, options, std::move(backend)));
   JISU_RETURN_IF_ERROR(Scheduler::ValidateFor(options.scheduler, engine->blocks_));
   engine->thread_ = std::thread([e = engine.get()] { e->Loop(); });
@@ -115,6 +162,7 @@ Result<RequestId> Engine::Submit(EngineRequest request, OutputCallback on_output
     return Status::InvalidArgument("tenant id " + std::to_string(request.tenant) +
                                    " out of range (intern user names with InternTenant)");
   }
+  request.options = request.options.Over(options_.defaults);
   std::lock_guard<std::mutex> lock(mu_);
   if (stop_) return Status::Unavailable("engine is shutting down");
   if (static_cast<int64_t>(inbox_.size()) + sched_snapshot_.num_waiting >=
@@ -184,6 +232,7 @@ void Engine::Loop() {
       r.max_tokens = p.request.sampling.max_tokens;
       r.cache_salt = p.request.cache_salt;
       r.num_shared_prefix_tokens = p.request.num_shared_prefix_tokens;
+      r.options = p.request.options;
       Status s = scheduler_.AddRequest(std::move(r));
       if (!s.ok()) {
         EngineOutput out;
@@ -240,12 +289,12 @@ void Engine::Loop() {
   live_.clear();
 }
 
-void Engine::ProposeDrafts(RequestId id, Live* l) {
+void Engine::ProposeDrafts(RequestId id, Live* l, int64_t window) {
   const SchedRequest* r = scheduler_.Find(id);
   if (!r) return;
-  options_.drafter->Propose(id, r->tokens, options_.max_draft_tokens, &l->drafts);
-  if (static_cast<int64_t>(l->drafts.size()) > options_.max_draft_tokens) {
-    l->drafts.resize(static_cast<size_t>(options_.max_draft_tokens));
+  options_.drafter->Propose(id, r->tokens, window, &l->drafts);
+  if (static_cast<int64_t>(l->drafts.size()) > window) {
+    l->drafts.resize(static_cast<size_t>(window));
   }
   // A proposal is a guess: an id the model cannot take ends it rather than failing the step.
   const int32_t vocab = static_cast<int32_t>(model_.config().vocab_size);
@@ -269,10 +318,13 @@ void Engine::Step() {
     }
   }
   // Rows without logprobs and penalties are drawn on the device when the backend can (only
-  // token ids come back); the draw is taken from the request's generator either way.
+  // token ids come back) unless the request asks for the host; the draw is taken from the
+  // request's generator either way.
   auto plan_row = [&](RequestId id, RowSampling* row) {
-    OutputProcessor& p = live_.at(id)->output;
-    if (options_.device_sampling && !p.NeedsHostLogits()) p.PlanDeviceRow(row);
+    Live& l = *live_.at(id);
+    if (l.request.options.sampling != SamplingPlacement::kHost && !l.output.NeedsHostLogits()) {
+      l.output.PlanDeviceRow(row);
+    }
   };
   auto sample = [&](RequestId id, float* logits, int32_t device_token) {
     const SchedRequest* r = scheduler_.Find(id);
@@ -335,9 +387,9 @@ void Engine::Step() {
     if (o.finished) {
       live_.erase(it);
       if (options_.drafter) options_.drafter->Forget(t.request_id);
-    } else if (options_.drafter && options_.max_draft_tokens > 0 &&
-               l.output.params().temperature == 0.0f) {
-      ProposeDrafts(t.request_id, &l);
+    } else if (options_.drafter && l.output.params().temperature == 0.0f) {
+      const int64_t window = l.request.options.speculative.value_or(options_.max_draft_tokens);
+      if (window > 0) ProposeDrafts(t.request_id, &l, window);
     }
   }
   metrics_.OnStep(Now() - step_start, sched_seconds, plan.num_tokens(),

@@ -24,6 +24,7 @@
 #include "engine/output_processor.h"
 #include "engine/step_runner.h"
 #include "engine/tenant_registry.h"
+#include "jisu/request_options.h"
 #include "jisu/status.h"
 #include "kv/block_pool.h"
 #include "kv/prefix_cache.h"
@@ -51,12 +52,15 @@ struct EngineOptions {
   // Per-tenant metric series: tenants 0 .. max_tenant_labels-1 get their own label, the rest
   // share tenant="other" (bounds the cardinality of /metrics).
   int max_tenant_labels = 16;
-  // Draw tokens on the backend's device where it can (GPU) for requests without logprobs and
-  // penalties, so only token ids leave the device. Off: every row's logits go to the host.
-  bool device_sampling = true;
-  // Speculative decoding: proposes up to max_draft_tokens drafts per greedy (temperature 0)
-  // request and decode step; nullptr (default): off. Other requests are never speculated on:
-  // verifying sampled requests needs the rejection-sampling rule and the draft probabilities.
+  // What a request leaves at auto (RequestOptions::Over); checked against the backend and the
+  // drafter by Create. Its own autos are the engine's policy: the measured matmul choice, draws
+  // on the backend's device where it can (GPU) for rows without logprobs and penalties, dense
+  // attention, the loaded weights, max_draft_tokens drafts where there is a drafter.
+  RequestOptions defaults;
+  // Speculative decoding: proposes drafts for greedy (temperature 0) requests at each decode
+  // step, up to their window (RequestOptions::speculative; auto: max_draft_tokens); nullptr
+  // (default): off. Other requests are never speculated on: verifying sampled requests needs
+  // the rejection-sampling rule and the draft probabilities.
   std::shared_ptr<Drafter> drafter;
   int64_t max_draft_tokens = 4;  // [0, 64]
   Status Validate() const;
@@ -72,6 +76,8 @@ struct EngineRequest {
   // Logprob reporting (OpenAI logprobs/top_logprobs): -1 = off; n >= 0 = each sampled token's
   // log-probability plus the n most likely alternatives, from the model's raw distribution.
   int32_t top_logprobs = -1;
+  // Checked at the edge (Engine::CheckOptions); Submit fills its autos from the defaults.
+  RequestOptions options;
 };
 
 using OutputCallback = std::function<void(const EngineOutput&)>;
@@ -85,8 +91,13 @@ class Engine {
   ~Engine();  // stops the loop; unfinished requests get a kCancelled output
 
   // Validates and queues the request; the callback then receives its outputs. Errors that can
-  // be seen at once (bad sampling params, prompt too long, queue full) are returned here.
+  // be seen at once (bad sampling params, prompt too long, queue full) are returned here. The
+  // options are trusted: the edge checks them once, with CheckOptions.
   Result<RequestId> Submit(EngineRequest request, OutputCallback on_output);
+  // Whether this engine can run a request with these options (InvalidArgument naming the field
+  // otherwise): ranges (RequestOptions::Validate), a weight set it holds, a matmul path its
+  // backend has, a speculative window only with a drafter and for a greedy request.
+  Status CheckOptions(const RequestOptions& options, const SamplingParams& sampling) const;
   // Cancels a request at any time; its blocks are freed before the next step. Unknown or
   // finished ids are ignored.
   void Cancel(RequestId request_id);
@@ -112,8 +123,8 @@ class Engine {
   Engine(const Model& model, const EngineOptions& options, std::unique_ptr<ForwardBackend> backend);
   void Loop();
   void Step();
-  // Asks the drafter for request `id`'s next drafts and hands them to the scheduler.
-  void ProposeDrafts(RequestId id, Live* l);
+  // Asks the drafter for up to `window` next drafts of request `id`, for the scheduler.
+  void ProposeDrafts(RequestId id, Live* l, int64_t window);
   // --batch-window-ms: called with mu_ held when the loop wakes with arrivals while idle.
   void GatherArrivals(std::unique_lock<std::mutex>* lock);
 

@@ -10,10 +10,12 @@ Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowFn plan_row, Sam
   batch.sequences.reserve(plan.sequences.size());
   logit_seqs_.clear();
   for (const ScheduledSequence& s : plan.sequences) {
-    batch.sequences.push_back(BatchSequence{s.num_tokens, s.start_position, s.block_table});
+    batch.sequences.push_back(
+        BatchSequence{s.num_tokens, s.start_position, s.block_table, s.attention});
     if (s.needs_logits()) logit_seqs_.push_back(&s);
   }
   batch.logits_rows = plan.logits_rows;
+  batch.options = plan.options;
   const int64_t vocab = model_.config().vocab_size;
   const int64_t rows = static_cast<int64_t>(plan.logits_rows.size());
   const size_t needed = static_cast<size_t>(rows) * static_cast<size_t>(vocab);

@@ -10,7 +10,8 @@
 namespace jisu {
 
 Result<PerplexityResult> ComputePerplexity(const Model& model, const std::string& text, int64_t ctx,
-                                           int64_t max_chunks, ThreadPool& pool, KvType kv_type,
+                                           int64_t max_chunks, ThreadPool& pool,
+                                           const GeneratorOptions& base,
                                            const std::function<void(int64_t, double)>& on_chunk) {
   if (ctx < 2) return Status::InvalidArgument("--ctx must be at least 2");
   if (ctx > model.config().max_position) {
@@ -24,10 +25,9 @@ Result<PerplexityResult> ComputePerplexity(const Model& model, const std::string
     return Status::InvalidArgument("the text has " + std::to_string(ids.size()) +
                                    " tokens, fewer than one window of " + std::to_string(ctx));
   }
-  GeneratorOptions options;
+  GeneratorOptions options = base;
   options.max_context = ctx;
   options.prefill_chunk = ctx;
-  options.kv_type = kv_type;
   JISU_ASSIGN_OR_RETURN(auto generator, Generator::Create(model, pool, options));
   std::vector<int64_t> positions(static_cast<size_t>(ctx - 1));
   std::iota(positions.begin(), positions.end(), 0);

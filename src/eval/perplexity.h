@@ -13,6 +13,7 @@
 #include "jisu/status.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
+#include "runner/generator.h"
 
 namespace jisu {
 
@@ -28,8 +29,9 @@ struct PerplexityResult {
 };
 
 // max_chunks <= 0 means all full windows. on_chunk (optional) gets (chunk index, running ppl).
+// `options` give the KV type, matmul path and weight layout (its context and chunk are ctx).
 Result<PerplexityResult> ComputePerplexity(
     const Model& model, const std::string& text, int64_t ctx, int64_t max_chunks, ThreadPool& pool,
-    KvType kv_type, const std::function<void(int64_t, double)>& on_chunk = {});
+    const GeneratorOptions& options, const std::function<void(int64_t, double)>& on_chunk = {});
 
 }  // namespace jisu

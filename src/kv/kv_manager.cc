@@ -32,7 +32,9 @@ int64_t KvManager::Admit(KvSeqId id, const KvSeqInfo& info, std::span<const int3
   (void)inserted;
   Seq& s = it->second;
   s.tenant = info.tenant;
-  s.cache_salt.assign(info.cache_salt);
+  // Length-prefixed, so no (kv_key, salt) pair spells another's.
+  s.cache_salt = std::to_string(info.kv_key.size()) + ":";
+  s.cache_salt.append(info.kv_key).append(info.cache_salt);
   s.num_shared_prefix_tokens = info.num_shared_prefix_tokens;
   if (cache_) {
     s.table = cache_->FindCachedPrefix(tokens, s.cache_salt, s.tenant, &s.parent_hash);

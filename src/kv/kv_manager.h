@@ -52,6 +52,10 @@ using KvSeqId = int64_t;
 struct KvSeqInfo {
   TenantId tenant = 0;
   std::string_view cache_salt;  // copied by Admit
+  // What else decides the K/V of equal tokens: the request options that change it (weight set,
+  // matmul path, attention variant: KvCacheKeyOf). Joined with the salt into one hash-chain
+  // key, so blocks computed under other numerics are never hits.
+  std::string_view kv_key;
   // Leading tokens that are system/developer content: their full blocks are committed as
   // BlockKind::kShared.
   int64_t num_shared_prefix_tokens = 0;
@@ -114,7 +118,7 @@ class KvManager {
     int64_t num_committed_blocks = 0;
     uint64_t parent_hash = kRootBlockHash;
     TenantId tenant = 0;
-    std::string cache_salt;
+    std::string cache_salt;  // the prefix cache's salt: the kv_key and the request's salt
     int64_t num_shared_prefix_tokens = 0;
   };
   Seq& Get(KvSeqId id);

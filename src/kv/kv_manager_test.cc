@@ -115,6 +115,32 @@ TEST(KvManager, CommitsOnlyAcceptedFullBlocks) {
   EXPECT_EQ(pool.stats().num_in_use, 0);
 }
 
+// K/V computed under other options (another matmul path: other activation rounding) is never
+// a hit, also when the key and the salt together spell the same bytes; equal keys hit.
+TEST(KvManager, OptionKeysSeparateCachedChains) {
+  BlockPool pool(32, 4);
+  PrefixCache cache(&pool, PrefixCacheMode::kFull);
+  KvManager kv(&pool, &cache);
+  const auto tokens = Tokens(14);
+  KvSeqInfo int8;
+  int8.kv_key = "w=;m=int8;a=dense";
+  ASSERT_EQ(kv.Admit(1, int8, tokens), 0);
+  ASSERT_TRUE(kv.Allocate(1, 14));
+  kv.Commit(1, tokens, 14);
+  kv.Free(1);
+  KvSeqInfo float_path;
+  float_path.kv_key = "w=;m=float;a=dense";
+  EXPECT_EQ(kv.Admit(2, float_path, tokens), 0);
+  KvSeqInfo spelled;  // the same bytes, split between salt and key
+  spelled.kv_key = "w=;m=int8";
+  spelled.cache_salt = ";a=dense";
+  EXPECT_EQ(kv.Admit(3, spelled, tokens), 0);
+  EXPECT_EQ(kv.Admit(4, int8, tokens), 12);
+  EXPECT_TRUE(kv.CheckInvariants().ok());
+  for (KvSeqId id : {2, 3, 4}) kv.Free(id);
+  EXPECT_EQ(pool.stats().num_in_use, 0);
+}
+
 TEST(KvManager, SharedPrefixBlocksAreKeptInSharedMode) {
   BlockPool pool(16, 4);
   PrefixCache cache(&pool, PrefixCacheMode::kShared);

@@ -27,7 +27,7 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options,
                        std::unique_ptr<KvCache> kv)
     : pool_(options.num_threads),
       kv_(std::move(kv)),
-      weights_(model.weights(), pool_),
+      weights_(model.weights(), pool_, options.weights),
       transformer_(model.config(), weights_.weights(), pool_) {}
 
 Status CpuBackend::Forward(const ForwardBatch& batch, float* logits) {

@@ -18,6 +18,7 @@ struct CpuBackendOptions {
   int64_t block_size = 16;  // token slots per block
   int num_threads = 0;      // 0 = all cores
   KvType kv_type = kDefaultKvType;
+  CpuWeightsOptions weights = {};  // load-time repacking, for the engine's default matmul path
 };
 
 class CpuBackend final : public ForwardBackend {
@@ -33,6 +34,7 @@ class CpuBackend final : public ForwardBackend {
   Status Forward(const ForwardBatch& batch, float* logits) override;
   std::string description() const override;
   ThreadPool* host_pool() override { return &pool_; }
+  bool HasMatmulPaths() const override { return true; }
 
   // Bytes of K and V (all layers) one block of `block_size` slots of `kv_type` takes.
   static uint64_t BytesPerBlock(const ModelConfig& config, int64_t block_size, KvType kv_type);

@@ -3,19 +3,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "ops/matmul.h"
 
 namespace jisu {
 namespace {
-
-bool InterleaveDisabledByEnv() {
-  const char* v = std::getenv("JISU_INTERLEAVE");
-  return v != nullptr && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0);
-}
 
 // The matrices the forward pass multiplies by (the embedding is only gathered from).
 std::vector<WeightMatrix*> Matrices(ModelWeights& w) {
@@ -50,7 +43,7 @@ uint64_t Padded(uint64_t n) { return (n + 63) / 64 * 64; }
 CpuWeights::CpuWeights(const ModelWeights& weights, ThreadPool& pool,
                        const CpuWeightsOptions& options)
     : weights_(weights) {
-  if (!options.interleave || InterleaveDisabledByEnv()) return;
+  if (!options.interleave) return;
   const std::vector<WeightMatrix*> mats = Matrices(weights_);
   uint64_t total = 0;
   for (const WeightMatrix* m : mats) total += Padded(InterleavedBytes(*m));
@@ -62,8 +55,8 @@ CpuWeights::CpuWeights(const ModelWeights& weights, ThreadPool& pool,
   for (WeightMatrix* m : mats) {
     const size_t n = InterleavedBytes(*m);
     if (n == 0) continue;
-    m->interleaved_bf16 = InterleavesToBf16(*m);
-    InterleaveWeights(*m, next, pool);
+    m->interleaved_bf16 = InterleavesToBf16(*m, options.matmul);
+    InterleaveWeights(*m, next, pool, options.matmul);
     m->interleaved = next;
     ReleasePages(m->data, m->row_bytes * static_cast<uint64_t>(m->rows));
     next += Padded(n);

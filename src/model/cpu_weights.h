@@ -9,15 +9,19 @@
 
 #include "core/huge_pages.h"
 #include "core/thread_pool.h"
+#include "jisu/request_options.h"
 #include "model/weights.h"
 
 namespace jisu {
 
 struct CpuWeightsOptions {
   // Repack where it pays (see above). Costs a copy of those matrices in memory (the file's
-  // pages of them are no longer read after the load) and one pass over them at load.
-  // JISU_INTERLEAVE=0 in the environment turns it off, for comparisons.
+  // pages of them are no longer read after the load) and one pass over them at load. Off for
+  // comparisons (JISU_INTERLEAVE=0 at the CLI).
   bool interleave = true;
+  // The matmul path the copies are laid out for: F16/BF16 become bf16 pairs unless kFloat, whose
+  // kernels read f16 halves. Products on another path read the file's layout (`data`).
+  MatmulPath matmul = MatmulPath::kAuto;
 };
 
 class CpuWeights {

@@ -65,6 +65,11 @@ class ForwardBackend {
     return nullptr;
   }
 
+  // Whether ForwardBatch::options.matmul selects between numerics here (the CPU's float and
+  // int8-activation paths). A backend without (CUDA: one BF16 path) must get kAuto only: the
+  // engine refuses other choices at the edge instead of computing something else.
+  virtual bool HasMatmulPaths() const { return false; }
+
   // The backend's own host thread pool when it computes on the host (idle between Forward
   // calls, so the engine samples on it); nullptr for device backends.
   virtual ThreadPool* host_pool() { return nullptr; }

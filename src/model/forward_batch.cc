@@ -6,6 +6,10 @@ namespace jisu {
 
 Status ValidateForwardBatch(const ForwardBatch& batch, int64_t max_position, int64_t vocab_size,
                             int64_t block_size, int64_t num_blocks) {
+  if (!batch.options.weights.empty()) {
+    return Status::InvalidArgument("batch: weight set '" + batch.options.weights +
+                                   "' is not loaded (only the model's own weights are)");
+  }
   int64_t total = 0;
   for (const BatchSequence& s : batch.sequences) {
     if (s.num_tokens <= 0 || s.start_position < 0) {

@@ -227,9 +227,10 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
           targets[i] = {w.Matrix(op.targets[i].weight), Row(op.targets[i].dst, 0),
                         Dim(op.targets[i].dst)};
         }
-        MatMulMany({targets, n}, Row(op.src, 0), Dim(op.src), num_tokens, pool_,
-                   pending_.empty() ? nullptr : &producer,
-                   MatMulOptions{.float_activations = op.float_activations});
+        MatMulMany(
+            {targets, n}, Row(op.src, 0), Dim(op.src), num_tokens, pool_,
+            pending_.empty() ? nullptr : &producer,
+            MatMulOptions{.float_activations = op.float_activations, .path = batch.options.matmul});
         pending_.clear();
       }
     }
@@ -244,7 +245,8 @@ Status Transformer::Forward(const ForwardBatch& batch, KvCache& cache, float* lo
     RmsNorm(Row(Buf::kX, batch.logits_rows[r]), weights_.final_norm.data(), program_.norm_eps,
             hidden, head_out_.data() + r * hidden);
   }
-  MatMul(weights_.lm_head, head_out_.data(), hidden, num_rows, logits, c.vocab_size, pool_);
+  MatMul(weights_.lm_head, head_out_.data(), hidden, num_rows, logits, c.vocab_size, pool_, nullptr,
+         MatMulOptions{.path = batch.options.matmul});
   if (program_.final_logit_softcap > 0) {
     SoftCap(logits, num_rows * c.vocab_size, program_.final_logit_softcap);
   }

@@ -14,6 +14,7 @@
 
 #include "convert/hf_to_gguf.h"
 #include "core/half.h"
+#include "ops/quant.h"
 
 namespace jisu {
 namespace {
@@ -315,6 +316,70 @@ TEST_P(TransformerTest, MixedBatchesOfChunksMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, TransformerTest, ::testing::Range(0, 5));
+
+// Every matrix of `m` as Q8_0 in `q` (bytes in `store`), and `m` itself rewritten to those
+// weights dequantized: the reference of what the float path computes on the Q8_0 model.
+void QuantizeMatrices(RandomModel* m, ModelWeights* q, std::vector<std::vector<uint8_t>>* store) {
+  *q = m->weights;
+  auto matrices = [](ModelWeights& w) {
+    std::vector<WeightMatrix*> out{&w.lm_head};
+    for (LayerWeights& l : w.layers) {
+      for (WeightMatrix* x : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+        out.push_back(x);
+      }
+    }
+    return out;
+  };
+  const std::vector<WeightMatrix*> exact = matrices(m->weights), quant = matrices(*q);
+  store->reserve(exact.size());
+  for (size_t i = 0; i < exact.size(); ++i) {
+    WeightMatrix& e = *exact[i];
+    const size_t row_bytes = RowBytes(DType::kQ8_0, static_cast<uint64_t>(e.cols)).value();
+    store->emplace_back(row_bytes * e.rows);
+    auto* f = const_cast<float*>(F(e));
+    for (int64_t r = 0; r < e.rows; ++r) {
+      uint8_t* row = store->back().data() + r * row_bytes;
+      QuantizeRow(DType::kQ8_0, f + r * e.cols, row, e.cols);
+      DequantizeRow(DType::kQ8_0, row, f + r * e.cols, e.cols);
+    }
+    *quant[i] = WeightMatrix{DType::kQ8_0, store->back().data(), e.rows, e.cols, row_bytes};
+  }
+}
+
+// The step's matmul path reaches every product: on Q8_0 weights the float path computes the
+// dequantized model's logits to float precision, the int8 path (and auto's, for a step of many
+// tokens) carries the activation rounding, far outside that.
+TEST(TransformerTest, StepMatmulPathReachesEveryProduct) {
+  auto m = MakeRandomModel(SmallConfig(), 9);
+  ModelWeights q;
+  std::vector<std::vector<uint8_t>> store;
+  QuantizeMatrices(m.get(), &q, &store);
+  const std::vector<int32_t> ids = RandomIds(12, m->config.vocab_size, 3);
+  const std::vector<std::vector<double>> want = Reference(*m, ids);
+  ThreadPool pool(2);
+  Transformer tf(m->config, q, pool);
+  std::vector<int32_t> blocks{0, 1, 2};
+  std::vector<int64_t> rows(ids.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  for (MatmulPath path : {MatmulPath::kFloat, MatmulPath::kInt8, MatmulPath::kAuto}) {
+    auto cache = KvCache::Create(
+        {m->config.num_layers, m->config.num_kv_heads, m->config.head_dim, 4, 3, KvType::kF32});
+    ASSERT_TRUE(cache.ok());
+    ForwardBatch batch{ids, {BatchSequence{static_cast<int64_t>(ids.size()), 0, blocks}}, rows};
+    batch.options.matmul = path;
+    std::vector<float> logits(ids.size() * m->config.vocab_size);
+    ASSERT_TRUE(tf.Forward(batch, **cache, logits.data()).ok());
+    double worst = 0;
+    for (size_t r = 0; r < ids.size(); ++r) {
+      worst = std::max(worst, MaxRelDiff(logits.data() + r * m->config.vocab_size, want[r]));
+    }
+    if (path == MatmulPath::kFloat) {
+      EXPECT_LT(worst, 2e-5) << "float path";
+    } else {
+      EXPECT_GT(worst, 1e-4) << MatmulPathName(path) << " path: no activation rounding seen";
+    }
+  }
+}
 
 TEST(TransformerTest, InterleavedRopeOnPermutedWeightsEqualsHalfSplit) {
   // GGUF llama files store Q/K rows permuted and rotate adjacent pairs; the logits must be

@@ -394,8 +394,12 @@ bool CanShareActs(std::span<const MatMulTarget> targets) {
 void MatMulMany(std::span<const MatMulTarget> targets, const float* x, int64_t x_stride,
                 int64_t num_tokens, ThreadPool& pool, const ActProducer* produce,
                 const MatMulOptions& options) {
-  const std::optional<matmul_internal::ActPath> act =
-      options.float_activations ? std::optional(matmul_internal::ActPath::kFloat) : std::nullopt;
+  std::optional<matmul_internal::ActPath> act;
+  if (options.float_activations || options.path == MatmulPath::kFloat) {
+    act = matmul_internal::ActPath::kFloat;
+  } else if (options.path == MatmulPath::kInt8) {
+    act = matmul_internal::ActPath::kInt8;
+  }
   if (num_tokens <= 0) return;
   int64_t work = 0;
   for (const MatMulTarget& t : targets) work += t.w->rows * t.w->cols * num_tokens;

@@ -2,14 +2,14 @@
 //   y[t, o] = sum_i x[t, i] * W[o, i]      (x: [num_tokens, in], W: [out, in], y: [num_tokens,
 //   out])
 // This is the operation of every linear layer (PyTorch's x @ W.T). Three numerics:
-//  - F32/F16/BF16 weights (and quantized weights with JISU_MATMUL=float): weights expanded to
+//  - F32/F16/BF16 weights (and quantized weights on MatmulPath::kFloat): weights expanded to
 //    float in registers, float activations; equals the float computation on the dequantized
 //    weights up to summation order.
 //  - Q8_0/Q4_0/Q4_1 weights (default): activations quantized once per call to int8 blocks of
 //    32 (ops/act_quant.h) and integer block dot products (ops/matmul_int.h); differs from the
 //    float computation by the activation rounding, |err| <= sum_i |W[o, i]| * d_block(i) / 2.
-//  - F16/BF16 weights with their interleaved copy on CPUs with AVX512_BF16 (default; off with
-//    JISU_MATMUL=float): weights and activations rounded to bf16, exact products, fp32 sums;
+//  - F16/BF16 weights with their interleaved copy on CPUs with AVX512_BF16 (default; off on
+//    MatmulPath::kFloat): weights and activations rounded to bf16, exact products, fp32 sums;
 //    |err| <= 2^-7 * sum_i |W[o, i] x[i]|; a token's outputs do not depend on the step's
 //    token count (ops/matmul_bf16.h).
 // Multithreaded over output rows (decode) or tiles (prefill) on the given pool; no heap
@@ -23,6 +23,7 @@
 #include "core/dtype.h"
 #include "core/function_ref.h"
 #include "core/thread_pool.h"
+#include "jisu/request_options.h"
 
 namespace jisu {
 
@@ -43,7 +44,7 @@ struct WeightMatrix {
   // (AVX-512 or AVX2), every call of the kind's own path reads it instead
   // of `data`: decode steps through its own kernels (integer types up to 63 tokens, F16/BF16
   // up to 19), longer steps through GEMM panels packed from it. `data` stays valid and is read
-  // by the quantized types' float path (JISU_MATMUL=float) and MatMulReference.
+  // by the quantized types' float path (MatmulPath::kFloat) and MatMulReference.
   const uint8_t* interleaved = nullptr;
   // F16/BF16: `interleaved` holds bf16 pairs (InterleavesToBf16 when the copy was made), read
   // in bf16 numerics; where those are off (or no kernel reads them), MatMul reads `data`.
@@ -56,11 +57,14 @@ struct WeightMatrix {
 // gains from the copy there).
 size_t InterleavedBytes(const WeightMatrix& w);
 // Writes w's interleaved copy into `out` (InterleavedBytes(w) bytes, 64-byte aligned), split
-// over the pool; for F16/BF16 in the bf16-pair layout where InterleavesToBf16(w).
-void InterleaveWeights(const WeightMatrix& w, uint8_t* out, ThreadPool& pool);
-// True where InterleaveWeights writes w as bf16 pairs: F16/BF16 on a CPU with AVX512_BF16 while
-// bf16 numerics are on. Whoever sets w.interleaved sets w.interleaved_bf16 from this.
-bool InterleavesToBf16(const WeightMatrix& w);
+// over the pool; for F16/BF16 in the bf16-pair layout where InterleavesToBf16(w, path).
+void InterleaveWeights(const WeightMatrix& w, uint8_t* out, ThreadPool& pool,
+                       MatmulPath path = MatmulPath::kAuto);
+// True where InterleaveWeights writes w as bf16 pairs: F16/BF16 on a CPU with AVX512_BF16 when
+// the copy is made for a path in bf16 numerics (not kFloat: the float kernels read f16 halves).
+// A load makes one copy, for the engine's default path; calls on the other path still compute
+// theirs, from `data`. Whoever sets w.interleaved sets w.interleaved_bf16 from this.
+bool InterleavesToBf16(const WeightMatrix& w, MatmulPath path = MatmulPath::kAuto);
 
 // Bytes PackIntPanels writes for `w`: 1280 per 32 rows x 32 columns (2x a Q4_0/Q4_1 matrix,
 // 1.18x a Q8_0 one); 0 when w's type has no packed integer GEMM.
@@ -77,12 +81,15 @@ void PackIntPanels(const WeightMatrix& w, uint8_t* out, ThreadPool& pool);
 // read, and holds what `produce` wrote after the call.
 using ActProducer = FunctionRef<void(int64_t t0, int64_t t1)>;
 
-// A product's own numerics, chosen by its caller (a model's layer program) rather than by
-// process-wide switches.
+// A product's own numerics, chosen by its callers (a model's layer program, the request's
+// options) rather than by process-wide switches.
 struct MatMulOptions {
   // Activations stay float32: no int8 quantization for the integer kernels, f16 (not bf16)
-  // numerics for F16/BF16 weights. For inputs the quantized path measurably damages.
+  // numerics for F16/BF16 weights. For inputs the quantized path measurably damages; overrides
+  // `path`.
   bool float_activations = false;
+  // The step's path (RequestOptions::matmul): kAuto = the measured per-shape choice.
+  MatmulPath path = MatmulPath::kAuto;
 };
 
 // x: [num_tokens, w.cols] floats with row stride x_stride (elements);

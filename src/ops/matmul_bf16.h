@@ -55,9 +55,8 @@ void Avx512RoundToBf16Pairs(const float* src, int64_t n, uint32_t* dst);
 // Policy: F16/BF16 weights take bf16 numerics where the CPU has the kernels. On by default:
 // measured on Zen 4, TinyLlama-1.1B-shape F16 prefill 1.95x the float GEMM (2.0x llama.cpp);
 // perplexity +0.007% on tiny-llama (tests/golden_test.cc), +0.055% on SmolLM2-135M requantized
-// to F16 (bench/results/2026-12-03-cpu-bf16-numerics.md). Off with JISU_MATMUL=float (exact
-// float kernels on f16 weights, f32 activations); tests switch it with ForceActPath (kInt8: on,
-// kFloat: off).
+// to F16 (bench/results/2026-12-03-cpu-bf16-numerics.md). Off for a kFloat call (exact float
+// kernels on f16 weights, f32 activations: MatmulPath::kFloat).
 bool UseBf16Numerics(std::optional<ActPath> call = std::nullopt);
 
 }  // namespace jisu::matmul_internal

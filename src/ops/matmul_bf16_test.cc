@@ -26,8 +26,6 @@
 namespace jisu {
 namespace {
 
-using matmul_internal::ActPath;
-using matmul_internal::ForceActPath;
 using matmul_internal::ForcePath;
 using matmul_internal::Path;
 
@@ -129,12 +127,8 @@ class MatMulBf16Test : public ::testing::Test {
  protected:
   void SetUp() override {
     if (matmul_internal::Avx512Bf16Gemm() == nullptr) GTEST_SKIP() << "no AVX512_BF16 here";
-    ForceActPath(std::nullopt);  // the default: bf16 numerics where the CPU has them
   }
-  void TearDown() override {
-    ForceActPath(std::nullopt);
-    ForcePath(std::nullopt);
-  }
+  void TearDown() override { ForcePath(std::nullopt); }
 };
 
 // MatMul on the copy InterleaveWeights makes under the default policy.
@@ -227,8 +221,8 @@ std::vector<uint16_t> OnesTimes(float v, int64_t n) {
   return std::vector<uint16_t>(static_cast<size_t>(n), F32ToF16(v));
 }
 
-// JISU_MATMUL=float's switch (ForceActPath(kFloat)) keeps the exact float kernels: a pair copy
-// made earlier is left for the rows, and a copy made under it is the halves layout.
+// A call on MatmulPath::kFloat keeps the exact float kernels: a pair copy is left for the rows,
+// and a copy made for that path is the halves layout.
 TEST_F(MatMulBf16Test, FloatSwitchKeepsExactKernels) {
   const int64_t rows = 40, cols = 256;
   const std::vector<uint16_t> wv = OnesTimes(kNotBf16, rows * cols);
@@ -241,24 +235,22 @@ TEST_F(MatMulBf16Test, FloatSwitchKeepsExactKernels) {
   w.interleaved_bf16 = true;
   for (int64_t tokens : {1, 24}) {
     std::vector<float> x(static_cast<size_t>(tokens * cols), 1.0f), y(tokens * rows);
-    ForceActPath(std::nullopt);
     MatMul(w, x.data(), cols, tokens, y.data(), rows, pool);
     for (float v : y) ASSERT_EQ(v, 256.0f) << tokens << " tokens, bf16 numerics";
-    ForceActPath(ActPath::kFloat);
-    MatMul(w, x.data(), cols, tokens, y.data(), rows, pool);
-    for (float v : y) ASSERT_EQ(v, 256.0f * kNotBf16) << tokens << " tokens, float switch";
+    MatMul(w, x.data(), cols, tokens, y.data(), rows, pool, nullptr, {.path = MatmulPath::kFloat});
+    for (float v : y) ASSERT_EQ(v, 256.0f * kNotBf16) << tokens << " tokens, float path";
   }
-  ForceActPath(ActPath::kFloat);
-  EXPECT_FALSE(InterleavesToBf16(w));
+  EXPECT_FALSE(InterleavesToBf16(w, MatmulPath::kFloat));
   Copy halves(InterleavedBytes(w));
-  InterleaveWeights(w, halves.data, pool);
+  InterleaveWeights(w, halves.data, pool, MatmulPath::kFloat);
   w.interleaved = halves.data;
   w.interleaved_bf16 = false;
-  ForceActPath(std::nullopt);  // a halves copy is read by the float kernels whatever the policy
-  for (int64_t tokens : {1, 24}) {
+  for (int64_t tokens : {1, 24}) {  // a halves copy is read by the float kernels on every path
     std::vector<float> x(static_cast<size_t>(tokens * cols), 1.0f), y(tokens * rows);
-    MatMul(w, x.data(), cols, tokens, y.data(), rows, pool);
-    for (float v : y) ASSERT_EQ(v, 256.0f * kNotBf16) << tokens << " tokens, halves copy";
+    for (MatmulPath path : {MatmulPath::kAuto, MatmulPath::kInt8, MatmulPath::kFloat}) {
+      MatMul(w, x.data(), cols, tokens, y.data(), rows, pool, nullptr, {.path = path});
+      for (float v : y) ASSERT_EQ(v, 256.0f * kNotBf16) << tokens << " tokens, halves copy";
+    }
   }
 }
 

@@ -1,9 +1,6 @@
 // Integer-path plumbing shared by every ISA: weight panel packing, kernel choice, path switch.
 #include "ops/matmul_int.h"
 
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 
 #include "core/half.h"
@@ -13,8 +10,6 @@
 
 namespace jisu::matmul_internal {
 namespace {
-
-std::atomic<int> g_forced_act_path{-1};
 
 // Fills panel blocks b0 .. b0 + nblocks - 1 of kIntNr weight rows. decode(row, block, u, &s0, &s1)
 // writes one row's 32 values of that 32-element block and the two per-block floats (the panel's
@@ -134,58 +129,17 @@ void PackIntPanelPortable(WeightKind kind, const uint8_t* w, size_t row_bytes, i
   }
 }
 
-void ForceActPath(std::optional<ActPath> path) {
-  g_forced_act_path.store(path.has_value() ? static_cast<int>(*path) : -1,
-                          std::memory_order_relaxed);
-}
+bool UseIntGemv(std::optional<ActPath> call) { return call != ActPath::kFloat; }
 
-static int EnvMatmulMode() {
-  // JISU_MATMUL=float: float everywhere; =int: integer for decode too (for A/B measurements);
-  // =bf16: accepted, the default now (F16/BF16 weights in bf16 numerics: UseBf16Numerics).
-  static const int mode = [] {
-    const char* v = std::getenv("JISU_MATMUL");
-    if (v == nullptr) return 0;
-    if (std::strcmp(v, "float") == 0) return 1;
-    if (std::strcmp(v, "int") == 0) return 2;
-    if (std::strcmp(v, "nogemv") == 0) return 3;
-    if (std::strcmp(v, "bf16") == 0) return 4;
-    return 0;
-  }();
-  return mode;
-}
-
-bool UseIntGemv(std::optional<ActPath> call) {
-  if (call) return *call == ActPath::kInt8;
-  const int forced = g_forced_act_path.load(std::memory_order_relaxed);
-  if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
-  const int mode = EnvMatmulMode();
-  return mode != 1 && mode != 3;
-}
-
-bool UseBf16Numerics(std::optional<ActPath> call) {
-  if (call) return *call == ActPath::kInt8;
-  const int forced = g_forced_act_path.load(std::memory_order_relaxed);
-  if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
-  return EnvMatmulMode() != 1;
-}
+bool UseBf16Numerics(std::optional<ActPath> call) { return call != ActPath::kFloat; }
 
 bool UseIntPath(int64_t num_tokens, std::optional<ActPath> call) {
   if (call) return *call == ActPath::kInt8;
-  const int env_mode = EnvMatmulMode();
-  const int forced = g_forced_act_path.load(std::memory_order_relaxed);
-  if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
-  if (env_mode == 1) return false;
-  if (env_mode == 2) return true;
   return num_tokens > kMaxDotTokens;
 }
 
 bool UseIntKQuantPath(WeightKind kind, std::optional<ActPath> call) {
   if (call) return *call == ActPath::kInt8;
-  const int forced = g_forced_act_path.load(std::memory_order_relaxed);
-  if (forced >= 0) return static_cast<ActPath>(forced) == ActPath::kInt8;
-  const int env_mode = EnvMatmulMode();
-  if (env_mode == 1) return false;
-  if (env_mode == 2) return true;
   // Every K-quant kind has the dot kernels (few tokens) and a packed GEMM.
   return IsIntKQuantKind(kind);
 }

@@ -141,21 +141,19 @@ bool PackIntPanelAvx512(WeightKind kind, const uint8_t* w, size_t row_bytes, int
 bool PackIntPanelAvx2(WeightKind kind, const uint8_t* w, size_t row_bytes, int valid_rows,
                       int64_t b0, int64_t nblocks, uint8_t* panel);
 
-// Tests: force the float path (dequantize weights, float activations) or the integer path for
-// quantized weights; nullopt = automatic: integer for prefill (more than kMaxDotTokens tokens),
-// float for decode (measured: the integer dot kernels did not beat the float ones on decode,
-// which is memory-bound), and float throughout with JISU_MATMUL=float in the environment.
+// The activation path of one call (MatMulOptions: a layer program's or a request's choice);
+// nullopt = the measured defaults: integer for prefill (more than kMaxDotTokens tokens), float
+// for decode (the integer dot kernels did not beat the float ones on decode, which is
+// memory-bound). kFloat: float throughout; kInt8: integer for decode too. No process-wide
+// switch: two requests in one process may take different paths.
 enum class ActPath { kFloat, kInt8 };
-void ForceActPath(std::optional<ActPath> path);
-// The Use* predicates below: a call's own choice (MatMulOptions) comes first, then
-// ForceActPath (tests), then JISU_MATMUL (debugging), then the measured defaults.
 bool UseIntPath(int64_t num_tokens, std::optional<ActPath> call = std::nullopt);
 // K-quants (IsIntKQuantKind) where the ISA's IntKernelSet has a dot kernel: integer dot for up
 // to kKQuantIntDotMaxTokens tokens (in groups of kMaxDotTokens), the float GEMM above (its
 // switch point in matmul.cc is kKQuantIntDotMaxTokens + 1). Zen 3, 5632 x 2048, 1 thread: the
 // integer dot took 0.35-0.45x the float dot's time at 1, 4 and 12 tokens and 0.77x the float
 // GEMM's at 24 tokens, mixed at 48 (bench/results/2026-12-01-cpu-kquant-int-avx2.md); prefill
-// stays on the float GEMM. ForceActPath and JISU_MATMUL (float / int) as for UseIntPath.
+// stays on the float GEMM. A call's kFloat / kInt8 as for UseIntPath.
 // Q4_K also has the packed GEMM (its sub-blocks are Q4_1 blocks: PackIntPanel), so it stays
 // on the integer path at every token count (dot to kKQuantIntDotMaxTokens, then the GEMM): Zen 3,
 // 5632 x 2048, 1 thread, 24 / 32 / 128 tokens 1.25x / 1.3x / 1.45-1.65x the float GEMM; TinyLlama
@@ -164,7 +162,7 @@ constexpr int64_t kKQuantIntDotMaxTokens = 19;
 bool UseIntKQuantPath(WeightKind kind, std::optional<ActPath> call = std::nullopt);
 // Batch-1 decode through the integer GEMV (matmul_gemv.h) for Q4_0/Q8_0: on by default
 // (measured faster on the TinyLlama-1.1B shape, bench/results/2026-12-01-cpu-decode.md); off
-// under ForceActPath(kFloat), JISU_MATMUL=float or JISU_MATMUL=nogemv (the old dot kernels).
+// for a kFloat call.
 bool UseIntGemv(std::optional<ActPath> call = std::nullopt);
 
 }  // namespace jisu::matmul_internal

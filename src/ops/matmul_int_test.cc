@@ -26,8 +26,6 @@
 namespace jisu {
 namespace {
 
-using matmul_internal::ActPath;
-using matmul_internal::ForceActPath;
 using matmul_internal::ForceIsa;
 using matmul_internal::ForcePath;
 using matmul_internal::Isa;
@@ -35,13 +33,14 @@ using matmul_internal::IsaAvailable;
 using matmul_internal::IsaName;
 using matmul_internal::Path;
 
+// The integer path for every call, decode included.
+constexpr MatMulOptions kInt8{.path = MatmulPath::kInt8};
+
 class MatMulIntTest : public ::testing::Test {
  protected:
-  void SetUp() override { ForceActPath(ActPath::kInt8); }
   void TearDown() override {
     ForceIsa(std::nullopt);
     ForcePath(std::nullopt);
-    ForceActPath(std::nullopt);
   }
 };
 
@@ -202,7 +201,7 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
                                   ") threads=" + std::to_string(pool->num_threads()) +
                                   (path == Path::kDot ? " dot" : " gemm");
         std::vector<float> y(static_cast<size_t>(tokens * ys), -12345.0f);
-        MatMul(w.View(), x.data(), xs, tokens, y.data(), ys, *pool);
+        MatMul(w.View(), x.data(), xs, tokens, y.data(), ys, *pool, nullptr, kInt8);
         for (int64_t t = 0; t < tokens; ++t) {
           for (int64_t o = 0; o < w.rows; ++o) {
             const double got = y[t * ys + o];
@@ -227,7 +226,7 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
           // tokens of one call must not depend on how many share it (bit-identical to one at
           // a time).
           std::vector<float> yi(static_cast<size_t>(tokens * ys), -12345.0f);
-          MatMul(interleaved, x.data(), xs, tokens, yi.data(), ys, *pool);
+          MatMul(interleaved, x.data(), xs, tokens, yi.data(), ys, *pool, nullptr, kInt8);
           for (int64_t t = 0; t < tokens; ++t) {
             for (int64_t o = 0; o < w.rows; ++o) {
               const size_t k = t * w.rows + o;
@@ -242,7 +241,7 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
               matmul_internal::IlDotFor(isa, *kind) != nullptr) {
             std::vector<float> y1(static_cast<size_t>(ys), -12345.0f);
             for (int64_t t = 0; t < tokens; ++t) {
-              MatMul(interleaved, x.data() + t * xs, xs, 1, y1.data(), ys, *pool);
+              MatMul(interleaved, x.data() + t * xs, xs, 1, y1.data(), ys, *pool, nullptr, kInt8);
               for (int64_t o = 0; o < w.rows; ++o) {
                 ASSERT_EQ(y1[o], yi[t * ys + o]) << where << " interleaved one token " << t;
               }
@@ -251,7 +250,7 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
         }
         if (prepacked.int_panels != nullptr && path == Path::kGemm) {
           std::vector<float> yp(static_cast<size_t>(tokens * ys), -12345.0f);
-          MatMul(prepacked, x.data(), xs, tokens, yp.data(), ys, *pool);
+          MatMul(prepacked, x.data(), xs, tokens, yp.data(), ys, *pool, nullptr, kInt8);
           for (size_t i = 0; i < y.size(); ++i) {
             ASSERT_EQ(yp[i], y[i]) << where << " prepacked panels, element " << i;
           }

@@ -35,11 +35,9 @@ constexpr double kRelTol = 1e-6;
 // matmul_int_test.cc (its results carry the activation rounding, outside this tolerance).
 class MatMulKQuantTest : public ::testing::Test {
  protected:
-  void SetUp() override { matmul_internal::ForceActPath(matmul_internal::ActPath::kFloat); }
   void TearDown() override {
     ForceIsa(std::nullopt);
     ForcePath(std::nullopt);
-    matmul_internal::ForceActPath(std::nullopt);
   }
 };
 
@@ -87,7 +85,8 @@ void Check(DType dtype, int64_t rows, int64_t cols, double* worst) {
                                     " threads=" + std::to_string(pool->num_threads()) +
                                     (path == Path::kDot ? " dot" : " gemm");
           std::vector<float> y(static_cast<size_t>(tokens * y_stride), -12345.0f);
-          MatMul(w, x.data(), x_stride, tokens, y.data(), y_stride, *pool);
+          MatMul(w, x.data(), x_stride, tokens, y.data(), y_stride, *pool, nullptr,
+                 {.path = MatmulPath::kFloat});
           for (int64_t t = 0; t < tokens; ++t) {
             for (int64_t o = 0; o < rows; ++o) {
               const double err = std::fabs(y[t * y_stride + o] - ref[t * rows + o]);

@@ -19,9 +19,6 @@
 namespace jisu {
 namespace {
 
-using matmul_internal::ActPath;
-using matmul_internal::ForceActPath;
-
 constexpr float kSentinel = -12345.0f;
 
 // A random matrix in `dtype` and, when `interleave` and this CPU's MatMul reads one, its
@@ -31,7 +28,8 @@ struct Matrix {
   std::vector<uint8_t> copy_store;
   WeightMatrix w;
 
-  Matrix(DType dtype, int64_t rows, int64_t cols, bool interleave, uint32_t seed) {
+  Matrix(DType dtype, int64_t rows, int64_t cols, bool interleave, uint32_t seed,
+         MatmulPath path = MatmulPath::kAuto) {
     const size_t row_bytes = RowBytes(dtype, static_cast<uint64_t>(cols)).value();
     bytes.resize(row_bytes * rows);
     std::mt19937 rng(seed);
@@ -52,9 +50,9 @@ struct Matrix {
       auto* aligned = reinterpret_cast<uint8_t*>(
           (reinterpret_cast<uintptr_t>(copy_store.data()) + 63) / 64 * 64);
       ThreadPool load_pool(2);
-      InterleaveWeights(w, aligned, load_pool);
+      InterleaveWeights(w, aligned, load_pool, path);
       w.interleaved = aligned;
-      w.interleaved_bf16 = InterleavesToBf16(w);
+      w.interleaved_bf16 = InterleavesToBf16(w, path);
     }
   }
 };
@@ -67,7 +65,8 @@ struct Out {
 // Runs `ms` on x both ways and compares every byte of every output (the padding of each row
 // included: neither may write past w.rows).
 void ExpectSameAsSeparate(const std::vector<const Matrix*>& ms, int64_t tokens,
-                          const std::string& what) {
+                          const std::string& what, MatmulPath path) {
+  const MatMulOptions options{.path = path};
   const int64_t cols = ms[0]->w.cols;
   const int64_t xs = cols + 3;
   std::mt19937 rng(static_cast<uint32_t>(tokens * 7 + cols));
@@ -86,10 +85,11 @@ void ExpectSameAsSeparate(const std::vector<const Matrix*>& ms, int64_t tokens,
       got.push_back({ys, std::vector<float>(static_cast<size_t>(tokens * ys), kSentinel)});
     }
     for (size_t j = 0; j < ms.size(); ++j) {
-      MatMul(ms[j]->w, x.data(), xs, tokens, want[j].y.data(), want[j].stride, *pool);
+      MatMul(ms[j]->w, x.data(), xs, tokens, want[j].y.data(), want[j].stride, *pool, nullptr,
+             options);
       targets.push_back({&ms[j]->w, got[j].y.data(), got[j].stride});
     }
-    MatMulMany(targets, x.data(), xs, tokens, *pool);
+    MatMulMany(targets, x.data(), xs, tokens, *pool, nullptr, options);
     // The same with the activations produced inside the call into a buffer that starts as NaN
     // (row padding too, which nothing may read): a product that read a row before it was
     // produced, or a row produced twice or never, shows.
@@ -108,7 +108,7 @@ void ExpectSameAsSeparate(const std::vector<const Matrix*>& ms, int64_t tokens,
       std::fill(got_p[j].y.begin(), got_p[j].y.end(), kSentinel);
       targets_p.push_back({&ms[j]->w, got_p[j].y.data(), got_p[j].stride});
     }
-    MatMulMany(targets_p, xp.data(), xs, tokens, *pool, &produce);
+    MatMulMany(targets_p, xp.data(), xs, tokens, *pool, &produce, options);
     for (int64_t t = 0; t < tokens; ++t) {
       ASSERT_EQ(produced[t].load(), 1) << where << ": token " << t << " produced";
     }
@@ -132,11 +132,7 @@ void ExpectSameAsSeparate(const std::vector<const Matrix*>& ms, int64_t tokens,
 // GEMM; 64 interleaved integer GEMM) and past a 96-token block.
 const int64_t kTokenCounts[] = {1, 3, 8, 19, 20, 33, 64, 101};
 
-class MatMulManyTest : public ::testing::TestWithParam<std::optional<ActPath>> {
- protected:
-  void SetUp() override { ForceActPath(GetParam()); }
-  void TearDown() override { ForceActPath(std::nullopt); }
-};
+class MatMulManyTest : public ::testing::TestWithParam<MatmulPath> {};
 
 // A layer's q/k/v-like triple (rows not multiples of a 16-row group or a 128-row chunk) and a
 // gate/up-like pair, in every type with a kernel of its own, with and without the interleaved
@@ -146,13 +142,14 @@ TEST_P(MatMulManyTest, EveryOutputEqualsItsOwnMatMul) {
                    DType::kQ4_K, DType::kQ6_K}) {
     for (bool interleave : {false, true}) {
       const int64_t cols = 512;
-      const Matrix q(dt, 136, cols, interleave, 1), k(dt, 40, cols, interleave, 2),
-          v(dt, 24, cols, interleave, 3);
-      const Matrix gate(dt, 264, cols, interleave, 4), up(dt, 264, cols, interleave, 5);
+      const MatmulPath p = GetParam();
+      const Matrix q(dt, 136, cols, interleave, 1, p), k(dt, 40, cols, interleave, 2, p),
+          v(dt, 24, cols, interleave, 3, p);
+      const Matrix gate(dt, 264, cols, interleave, 4, p), up(dt, 264, cols, interleave, 5, p);
       const std::string what = std::string(DTypeName(dt)) + (interleave ? " interleaved" : "");
       for (int64_t tokens : kTokenCounts) {
-        ExpectSameAsSeparate({&q, &k, &v}, tokens, what + " qkv");
-        ExpectSameAsSeparate({&gate, &up}, tokens, what + " gate/up");
+        ExpectSameAsSeparate({&q, &k, &v}, tokens, what + " qkv", p);
+        ExpectSameAsSeparate({&gate, &up}, tokens, what + " gate/up", p);
         if (HasFailure()) return;
       }
     }
@@ -163,13 +160,15 @@ TEST_P(MatMulManyTest, EveryOutputEqualsItsOwnMatMul) {
 // one not; more than four) run one after another, with the same results.
 TEST_P(MatMulManyTest, MixedTargetsFallBackToSeparateCalls) {
   const int64_t cols = 256;
-  const Matrix a(DType::kQ4_K, 48, cols, true, 6), b(DType::kQ6_K, 16, cols, true, 7),
-      c(DType::kQ4_K, 16, cols, false, 8);
-  const Matrix f16(DType::kF16, 48, cols, true, 9), f16_rows(DType::kF16, 32, cols, false, 10);
+  const MatmulPath p = GetParam();
+  const Matrix a(DType::kQ4_K, 48, cols, true, 6, p), b(DType::kQ6_K, 16, cols, true, 7, p),
+      c(DType::kQ4_K, 16, cols, false, 8, p);
+  const Matrix f16(DType::kF16, 48, cols, true, 9, p),
+      f16_rows(DType::kF16, 32, cols, false, 10, p);
   for (int64_t tokens : {int64_t{1}, int64_t{5}, int64_t{40}}) {
-    ExpectSameAsSeparate({&a, &b, &c}, tokens, "q4_k/q6_k/q4_k");
-    ExpectSameAsSeparate({&f16, &f16_rows}, tokens, "f16 copy/rows");
-    ExpectSameAsSeparate({&f16, &f16, &f16_rows, &f16, &f16}, tokens, "five");
+    ExpectSameAsSeparate({&a, &b, &c}, tokens, "q4_k/q6_k/q4_k", p);
+    ExpectSameAsSeparate({&f16, &f16_rows}, tokens, "f16 copy/rows", p);
+    ExpectSameAsSeparate({&f16, &f16, &f16_rows, &f16, &f16}, tokens, "five", p);
   }
 }
 
@@ -200,10 +199,10 @@ TEST_P(MatMulManyTest, EmptyAndZeroRowTargets) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Numerics, MatMulManyTest,
-                         ::testing::Values(std::nullopt, std::optional<ActPath>(ActPath::kFloat)),
-                         [](const ::testing::TestParamInfo<std::optional<ActPath>>& info) {
-                           return info.param.has_value() ? std::string("Float")
-                                                         : std::string("Default");
+                         ::testing::Values(MatmulPath::kAuto, MatmulPath::kFloat,
+                                           MatmulPath::kInt8),
+                         [](const ::testing::TestParamInfo<MatmulPath>& info) {
+                           return std::string(MatmulPathName(info.param));
                          });
 
 }  // namespace

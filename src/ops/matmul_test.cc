@@ -56,13 +56,13 @@ TestWeights MakeWeights(DType dtype, int64_t rows, int64_t cols, std::mt19937& r
 
 // The float path (weights dequantized, float activations); the integer path for quantized
 // weights is tested in matmul_int_test.cc.
+constexpr MatMulOptions kFloat{.path = MatmulPath::kFloat};
+
 class MatMulTest : public ::testing::Test {
  protected:
-  void SetUp() override { matmul_internal::ForceActPath(matmul_internal::ActPath::kFloat); }
   void TearDown() override {
     ForceIsa(std::nullopt);
     ForcePath(std::nullopt);
-    matmul_internal::ForceActPath(std::nullopt);
   }
 };
 
@@ -165,7 +165,7 @@ void CheckAgainstReference(const TestWeights& w, int64_t num_tokens, const std::
                                      : *path == Path::kDot ? "dot"
                                                            : "gemm");
           std::vector<float> y(static_cast<size_t>(num_tokens * y_stride), -12345.0f);
-          MatMul(*view, x.data(), x_stride, num_tokens, y.data(), y_stride, *pool);
+          MatMul(*view, x.data(), x_stride, num_tokens, y.data(), y_stride, *pool, nullptr, kFloat);
           for (int64_t t = 0; t < num_tokens; ++t) {
             for (int64_t o = 0; o < w.rows; ++o) {
               const double err = std::fabs(y[t * y_stride + o] - ref[t * w.rows + o]);
@@ -184,7 +184,8 @@ void CheckAgainstReference(const TestWeights& w, int64_t num_tokens, const std::
           // those packed from the rows: bit-identical results.
           if (path == Path::kGemm) {
             std::vector<float> y_rows(y.size(), -12345.0f);
-            MatMul(plain, x.data(), x_stride, num_tokens, y_rows.data(), y_stride, *pool);
+            MatMul(plain, x.data(), x_stride, num_tokens, y_rows.data(), y_stride, *pool, nullptr,
+                   kFloat);
             ASSERT_EQ(0, std::memcmp(y.data(), y_rows.data(), y.size() * sizeof(float)))
                 << where << ": GEMM on the copy differs from GEMM on the rows";
           }
@@ -192,7 +193,8 @@ void CheckAgainstReference(const TestWeights& w, int64_t num_tokens, const std::
           if (path == Path::kDot && num_tokens > 1) {
             std::vector<float> y1(static_cast<size_t>(y_stride), -12345.0f);
             for (int64_t t = 0; t < num_tokens; ++t) {
-              MatMul(*view, x.data() + t * x_stride, x_stride, 1, y1.data(), y_stride, *pool);
+              MatMul(*view, x.data() + t * x_stride, x_stride, 1, y1.data(), y_stride, *pool,
+                     nullptr, kFloat);
               ASSERT_EQ(0, std::memcmp(y1.data(), y.data() + t * y_stride,
                                        static_cast<size_t>(w.rows) * sizeof(float)))
                   << where << ": token " << t << " alone differs from the batch";
@@ -255,7 +257,7 @@ TEST_F(MatMulTest, SmallExampleByHand) {
     for (Path path : {Path::kDot, Path::kGemm}) {
       ForcePath(path);
       float y[4] = {};
-      MatMul(w, x, 3, 2, y, 2, pool);
+      MatMul(w, x, 3, 2, y, 2, pool, nullptr, kFloat);
       EXPECT_EQ(y[0], 6.0f) << IsaName(isa);
       EXPECT_EQ(y[1], -0.5f) << IsaName(isa);
       EXPECT_EQ(y[2], 12.0f) << IsaName(isa);
@@ -292,8 +294,9 @@ TEST_F(MatMulTest, LargerPrefillF16OddSizes) {
   CheckAgainstReference(w, 203, "f16 301x1001 tokens=203", &worst);
 }
 
-// A call's own float_activations equals the process-wide float path bit for bit, whatever the
-// global switch says, and differs from the int8 path it replaces (so the option is honoured).
+// A call's own float_activations equals the float path bit for bit, whatever the call's path,
+// and differs from the int8 path it replaces (so the option is honoured); the auto path of a
+// 40-token step is the int8 one.
 TEST(MatMulOptionsTest, FloatActivationsPerCall) {
   std::mt19937 rng(5);
   const TestWeights w = MakeWeights(DType::kQ8_0, 96, 512, rng);
@@ -302,17 +305,36 @@ TEST(MatMulOptionsTest, FloatActivationsPerCall) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (float& v : x) v = normal(rng);
   ThreadPool pool(2);
-  std::vector<float> per_call(static_cast<size_t>(tokens * 96)), global(per_call.size()),
-      int8(per_call.size());
-  matmul_internal::ForceActPath(matmul_internal::ActPath::kInt8);
+  const size_t n = static_cast<size_t>(tokens * 96);
+  std::vector<float> per_call(n), float_path(n), int8(n), automatic(n);
   MatMul(w.View(), x.data(), 512, tokens, per_call.data(), 96, pool, nullptr,
-         MatMulOptions{.float_activations = true});
-  MatMul(w.View(), x.data(), 512, tokens, int8.data(), 96, pool);
-  matmul_internal::ForceActPath(matmul_internal::ActPath::kFloat);
-  MatMul(w.View(), x.data(), 512, tokens, global.data(), 96, pool);
-  matmul_internal::ForceActPath(std::nullopt);
-  EXPECT_EQ(std::memcmp(per_call.data(), global.data(), per_call.size() * sizeof(float)), 0);
-  EXPECT_NE(std::memcmp(per_call.data(), int8.data(), per_call.size() * sizeof(float)), 0);
+         MatMulOptions{.float_activations = true, .path = MatmulPath::kInt8});
+  MatMul(w.View(), x.data(), 512, tokens, int8.data(), 96, pool, nullptr,
+         {.path = MatmulPath::kInt8});
+  MatMul(w.View(), x.data(), 512, tokens, float_path.data(), 96, pool, nullptr, kFloat);
+  MatMul(w.View(), x.data(), 512, tokens, automatic.data(), 96, pool);
+  EXPECT_EQ(std::memcmp(per_call.data(), float_path.data(), n * sizeof(float)), 0);
+  EXPECT_NE(std::memcmp(per_call.data(), int8.data(), n * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(automatic.data(), int8.data(), n * sizeof(float)), 0);
+}
+
+// One process, two paths: calls on different paths interleave without either changing the
+// other's results (nothing is process-wide).
+TEST(MatMulOptionsTest, PathsInterleave) {
+  std::mt19937 rng(6);
+  const TestWeights w = MakeWeights(DType::kQ4_0, 64, 256, rng);
+  std::vector<float> x(256);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : x) v = normal(rng);
+  ThreadPool pool(2);
+  std::vector<float> f1(64), i1(64), f2(64), i2(64);
+  MatMul(w.View(), x.data(), 256, 1, f1.data(), 64, pool, nullptr, kFloat);
+  MatMul(w.View(), x.data(), 256, 1, i1.data(), 64, pool, nullptr, {.path = MatmulPath::kInt8});
+  MatMul(w.View(), x.data(), 256, 1, f2.data(), 64, pool, nullptr, kFloat);
+  MatMul(w.View(), x.data(), 256, 1, i2.data(), 64, pool, nullptr, {.path = MatmulPath::kInt8});
+  EXPECT_EQ(f1, f2);
+  EXPECT_EQ(i1, i2);
+  EXPECT_NE(f1, i1);
 }
 
 }  // namespace

@@ -60,17 +60,20 @@ size_t InterleavedBytes(const WeightMatrix& w) {
   return matmul_internal::InterleavedBytes(*kind, w.rows, w.cols);
 }
 
-bool InterleavesToBf16(const WeightMatrix& w) {
+bool InterleavesToBf16(const WeightMatrix& w, MatmulPath path) {
   const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
   return kind.has_value() && matmul_internal::IsIlFloatKind(*kind) && InterleavedBytes(w) > 0 &&
          matmul_internal::IsaAvailable(matmul_internal::Isa::kAvx512) &&
-         matmul_internal::Avx512Bf16Gemm() != nullptr && matmul_internal::UseBf16Numerics();
+         matmul_internal::Avx512Bf16Gemm() != nullptr &&
+         matmul_internal::UseBf16Numerics(path == MatmulPath::kFloat
+                                              ? std::optional(matmul_internal::ActPath::kFloat)
+                                              : std::nullopt);
 }
 
-void InterleaveWeights(const WeightMatrix& w, uint8_t* out, ThreadPool& pool) {
+void InterleaveWeights(const WeightMatrix& w, uint8_t* out, ThreadPool& pool, MatmulPath path) {
   const std::optional<WeightKind> kind = matmul_internal::WeightKindOf(w.dtype);
   if (!kind.has_value() || matmul_internal::InterleavedBytes(*kind, w.rows, w.cols) == 0) return;
-  const bool bf16_pairs = InterleavesToBf16(w);
+  const bool bf16_pairs = InterleavesToBf16(w, path);
   const int64_t groups = (w.rows + matmul_internal::kIlRows - 1) / matmul_internal::kIlRows;
   pool.ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
     matmul_internal::InterleaveGroups(*kind, static_cast<const uint8_t*>(w.data), w.row_bytes,

@@ -28,7 +28,7 @@ double GenerationTimings::DecodeTokensPerSecond() const {
 Generator::Generator(const Model& model, ThreadPool& pool, const GeneratorOptions& options)
     : model_(model),
       options_(options),
-      weights_(model.weights(), pool),
+      weights_(model.weights(), pool, CpuWeightsOptions{options.interleave, options.matmul}),
       transformer_(model.config(), weights_.weights(), pool) {}
 
 Result<std::unique_ptr<Generator>> Generator::Create(const Model& model, ThreadPool& pool,
@@ -59,6 +59,7 @@ Status Generator::Feed(std::span<const int32_t> ids, int64_t start_position,
   batch.sequences.push_back(
       BatchSequence{static_cast<int64_t>(ids.size()), start_position, block_table_});
   batch.logits_rows = rows;
+  batch.options.matmul = options_.matmul;
   return transformer_.Forward(batch, *cache_, logits);
 }
 

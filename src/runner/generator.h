@@ -28,6 +28,8 @@ struct GeneratorOptions {
   int64_t prefill_chunk = 512;  // tokens per forward call while ingesting the prompt
   int64_t kv_block_size = 16;
   KvType kv_type = kDefaultKvType;
+  MatmulPath matmul = MatmulPath::kAuto;  // every step's matmul path (and the load layout's)
+  bool interleave = true;                 // load-time repacking (CpuWeightsOptions)
 };
 
 struct GenerationTimings {

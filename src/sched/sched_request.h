@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "jisu/finish_reason.h"
+#include "jisu/request_options.h"
 #include "kv/eviction_policy.h"
 
 namespace jisu {
@@ -47,6 +48,10 @@ struct NewRequest {
   // Leading prompt tokens that are system/developer content: full blocks inside this prefix are
   // committed to the prefix cache as BlockKind::kShared (kept in `shared` mode).
   int64_t num_shared_prefix_tokens = 0;
+  // Resolved (RequestOptions::Over the engine's defaults). A step holds only requests of one
+  // StepOptionsOf(options); KvCacheKeyOf(options) joins the salt in the prefix-cache key; the
+  // attention variant goes with each of its scheduled sequences.
+  RequestOptions options;
 };
 
 struct SchedRequest {
@@ -61,6 +66,12 @@ struct SchedRequest {
   // as far as budget and memory allow, and dropped after that step either way.
   std::vector<int32_t> draft_tokens;
   std::string cache_salt;
+  std::string kv_key;    // KvCacheKeyOf(options)
+  int32_t step_key = 0;  // the scheduler's id of StepOptionsOf(options)
+  AttentionVariant attention = AttentionVariant::kAuto;
+  // The last step that fed it (at arrival: the steps planned so far). The key whose requests
+  // waited longest goes first (Scheduler::Schedule).
+  int64_t served_at = 0;
   int64_t max_tokens = 0;
   int64_t num_shared_prefix_tokens = 0;
   RequestStatus status = RequestStatus::kWaiting;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "kv/kv_cache.h"
 
@@ -99,6 +101,10 @@ Status Scheduler::AddRequest(NewRequest request) {
   r->num_prompt_tokens = static_cast<int64_t>(request.prompt.size());
   r->tokens = std::move(request.prompt);
   r->cache_salt = std::move(request.cache_salt);
+  r->kv_key = KvCacheKeyOf(request.options);
+  r->step_key = InternStepKey(StepOptionsOf(request.options));
+  r->attention = request.options.attention;
+  r->served_at = stats_.num_steps;
   r->max_tokens = request.max_tokens;
   r->num_shared_prefix_tokens = std::min(request.num_shared_prefix_tokens, r->num_prompt_tokens);
   r->status = RequestStatus::kWaiting;
@@ -145,7 +151,7 @@ void Scheduler::InsertRunning(SchedRequest* r) {
 
 bool Scheduler::TryAdmit(SchedRequest* r, int64_t budget, int64_t* num_tokens) {
   assert(!kv_.Tracks(r->request_id) && r->num_computed_tokens == 0);
-  const KvSeqInfo info{r->tenant, r->cache_salt, r->num_shared_prefix_tokens};
+  const KvSeqInfo info{r->tenant, r->cache_salt, r->kv_key, r->num_shared_prefix_tokens};
   r->num_computed_tokens = kv_.Admit(r->request_id, info, r->tokens);
   const int64_t n = TokensToSchedule(*r, budget);
   const int64_t end = options_.kv_prealloc ? ReservedTokens(*r) : r->num_computed_tokens + n;
@@ -157,22 +163,51 @@ bool Scheduler::TryAdmit(SchedRequest* r, int64_t budget, int64_t* num_tokens) {
   return true;
 }
 
-StepPlan Scheduler::Schedule() {
-  assert(!step_in_flight_ && "ApplyStepOutput must follow each Schedule");
-  StepPlan plan;
-  last_step_.clear();
+int32_t Scheduler::InternStepKey(const StepOptions& options) {
+  for (size_t k = 0; k < step_keys_.size(); ++k) {
+    if (step_keys_[k] == options) return static_cast<int32_t>(k);
+  }
+  step_keys_.push_back(options);
+  return static_cast<int32_t>(step_keys_.size() - 1);
+}
+
+std::vector<int32_t> Scheduler::KeyOrder() const {
+  if (step_keys_.size() <= 1) return {0};
+  // A key's age: its longest-waiting request's (served_at, arrival); arrival breaks ties in
+  // queue order, so a key never overtakes an older arrival of another key that waited as long.
+  using Age = std::pair<int64_t, int64_t>;
+  std::vector<Age> ages(step_keys_.size(), Age{INT64_MAX, INT64_MAX});
+  auto see = [&](const SchedRequest* r) {
+    Age& a = ages[static_cast<size_t>(r->step_key)];
+    a = std::min(a, Age{r->served_at, r->arrival});
+  };
+  for (const SchedRequest* r : running_) see(r);
+  for (const SchedRequest* r : waiting_) see(r);
+  std::vector<int32_t> keys;
+  for (size_t k = 0; k < ages.size(); ++k) {
+    if (ages[k].first != INT64_MAX) keys.push_back(static_cast<int32_t>(k));
+  }
+  std::sort(keys.begin(), keys.end(), [&](int32_t a, int32_t b) {
+    return ages[static_cast<size_t>(a)] < ages[static_cast<size_t>(b)];
+  });
+  return keys;
+}
+
+void Scheduler::FillStep(int32_t key, bool admit, StepPlan* plan) {
   int64_t budget = options_.max_batch_tokens;
 
   // 1. Running requests, in service order. Victims come from the tail, which is never already
-  // scheduled this step (it is at or after index i), so the plan needs no undo.
+  // scheduled this step (it is at or after index i), so the plan needs no undo. They may be of
+  // another key.
   for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
     SchedRequest* r = running_[i];
+    if (r->step_key != key) continue;
     const int64_t n = TokensToSchedule(*r, budget);
     if (n == 0) continue;
     bool self_preempted = false;
     while (!kv_.Allocate(r->request_id, r->num_computed_tokens + n)) {
       SchedRequest* victim = running_.back();
-      Preempt(victim, &plan);
+      Preempt(victim, plan);
       if (victim == r) {
         self_preempted = true;
         break;
@@ -183,14 +218,19 @@ StepPlan Scheduler::Schedule() {
     budget -= n;
   }
 
-  // 2. Admission, only if memory was not short this step.
-  if (plan.preempted.empty()) {
-    while (!waiting_.empty() && budget > 0 &&
-           static_cast<int64_t>(running_.size()) < options_.max_seqs) {
-      SchedRequest* r = waiting_.front();
+  // 2. Admission, only if memory was not short this step. Requests of other keys keep their
+  // place in the queue; within the key, no overtaking.
+  if (admit && plan->preempted.empty()) {
+    for (auto it = waiting_.begin(); it != waiting_.end() && budget > 0 &&
+                                     static_cast<int64_t>(running_.size()) < options_.max_seqs;) {
+      SchedRequest* r = *it;
+      if (r->step_key != key) {
+        ++it;
+        continue;
+      }
       int64_t n = 0;
       if (!TryAdmit(r, budget, &n)) break;
-      waiting_.pop_front();
+      it = waiting_.erase(it);
       r->status = RequestStatus::kRunning;
       InsertRunning(r);
       last_step_.push_back({r, n});
@@ -202,6 +242,21 @@ StepPlan Scheduler::Schedule() {
   for (Slice& s : last_step_) {
     if (budget <= 0) break;
     AddDrafts(&s, &budget);
+  }
+}
+
+StepPlan Scheduler::Schedule() {
+  assert(!step_in_flight_ && "ApplyStepOutput must follow each Schedule");
+  StepPlan plan;
+  last_step_.clear();
+  bool first = true;
+  for (int32_t key : KeyOrder()) {
+    FillStep(key, /*admit=*/first, &plan);
+    first = false;
+    if (!last_step_.empty()) {
+      plan.options = step_keys_[static_cast<size_t>(key)];
+      break;
+    }
   }
 
   // Materialize: spans into the tables are taken now that no table grows any more this step.
@@ -217,6 +272,7 @@ StepPlan Scheduler::Schedule() {
     seq.token_offset = plan.num_tokens();
     seq.start_position = r.num_computed_tokens;
     seq.num_draft_tokens = s.num_drafts;
+    seq.attention = r.attention;
     const int64_t end = r.num_computed_tokens + s.num_tokens;
     const int64_t known_end = end - s.num_drafts;
     seq.block_table = kv_.block_table(r.request_id)
@@ -239,6 +295,7 @@ StepPlan Scheduler::Schedule() {
 
   cancelled_in_step_.clear();
   ++stats_.num_steps;
+  for (const Slice& s : last_step_) s.request->served_at = stats_.num_steps;
   stats_.last_step_tokens = plan.num_tokens();
   stats_.last_step_seqs = static_cast<int64_t>(plan.sequences.size());
   stats_.total_tokens_scheduled += plan.num_tokens();
@@ -461,6 +518,11 @@ Status Scheduler::CheckInvariants() const {
   }
   if (!std::is_sorted(running_.begin(), running_.end(), RunsBefore)) {
     return Status::Internal("running requests out of service order");
+  }
+  for (const Slice& s : last_step_) {
+    if (s.request->step_key != last_step_[0].request->step_key) {
+      return Status::Internal("a step holds requests of different step keys");
+    }
   }
   if (kv_.num_sequences() != static_cast<int64_t>(running_.size())) {
     return Status::Internal("the KV manager tracks " + std::to_string(kv_.num_sequences()) +

@@ -18,6 +18,13 @@
 //   3. Drafts (SetDraftTokens) ride on the decodes scheduled in 1, in service order, with what
 //      budget and blocks are left: as many as fit, the rest dropped. Speculation is last so that
 //      it never preempts anyone nor delays an admission; it only uses slack.
+// Step keys: the rows of one step run one weight set and one matmul path (StepOptions), so a step
+// takes only requests of one key. Schedule() picks the key whose request has waited longest
+// since it was last fed (served_at; ties by arrival) and runs 1-3
+// over that key's requests only; when nothing of that key can run, the next key in that order
+// (without admission: the first key's waiting requests were first in line). Each key is served
+// within as many steps as there are keys, so none starves; with one key (the usual case) the
+// step is exactly the one above.
 // ApplyStepOutput(): per sequence, appends the accepted tokens (stopping at a finish, max_tokens
 // or max_model_len), moves num_computed_tokens to cover exactly the KV that is valid (the fed
 // token and the drafts that match the accepted tokens; the rejected drafts' slots are written
@@ -79,6 +86,7 @@ class Scheduler {
   // Queues a request. InvalidArgument: empty prompt, negative token id, max_tokens < 1, bad
   // tenant or shared-prefix count, duplicate live id; OutOfRange: prompt of max_model_len
   // tokens or more (no room to generate); ResourceExhausted: the waiting queue holds max_queue.
+  // Its options are taken as resolved and valid (the engine checked them at its edge).
   Status AddRequest(NewRequest request);
 
   // Plans the next step (see the header comment). Must be followed by ApplyStepOutput before the
@@ -130,6 +138,12 @@ class Scheduler {
   int64_t ReservedTokens(const SchedRequest& r) const;
   // Tokens to feed `r` this step given `budget` (0: none fit).
   int64_t TokensToSchedule(const SchedRequest& r, int64_t budget) const;
+  // The id of `options` among the step keys seen so far (a new one is added).
+  int32_t InternStepKey(const StepOptions& options);
+  // The live requests' keys, longest-waiting first (see the header comment).
+  std::vector<int32_t> KeyOrder() const;
+  // Steps 1-3 for the requests of `key`, into last_step_ and plan->preempted.
+  void FillStep(int32_t key, bool admit, StepPlan* plan);
   // Extends a slice that reaches r's last known token with as many of r's drafts as fit.
   void AddDrafts(Slice* s, int64_t* budget);
   void Preempt(SchedRequest* r, StepPlan* plan);
@@ -146,6 +160,7 @@ class Scheduler {
   std::vector<SchedRequest*> running_;
   std::deque<SchedRequest*> waiting_;         // FIFO; preempted requests go to the front
   std::vector<Slice> last_step_;              // what the last plan fed, until ApplyStepOutput
+  std::vector<StepOptions> step_keys_;        // by step key id; few (weight sets x paths)
   std::vector<RequestId> cancelled_in_step_;  // cancelled while the plan was executing
   bool step_in_flight_ = false;
   int64_t next_arrival_ = 0;

@@ -39,6 +39,15 @@ class SchedulerHarness {
     r.cache_salt = std::move(salt);
     return sched->AddRequest(std::move(r));
   }
+  Status AddWithOptions(RequestId id, std::vector<int32_t> prompt, int64_t max_tokens,
+                        const RequestOptions& options) {
+    NewRequest r;
+    r.request_id = id;
+    r.prompt = std::move(prompt);
+    r.max_tokens = max_tokens;
+    r.options = options;
+    return sched->AddRequest(std::move(r));
+  }
 
   // One full step; checks the plan's limits, the runner's contract and the invariants.
   StepPlan Step() {

@@ -35,6 +35,7 @@ struct ScheduledSequence {
   // token, then one per draft (row i predicts the token after draft i - 1).
   int64_t first_logits_row = 0;
   int64_t num_logits_rows = 0;
+  AttentionVariant attention = AttentionVariant::kAuto;  // the request's (per sequence)
   // This step reaches the end of the request's known tokens: tokens must come back in StepOutput.
   bool needs_logits() const { return num_logits_rows > 0; }
 };
@@ -45,6 +46,9 @@ struct StepPlan {
   // Flat rows whose logits are wanted: each needs_logits sequence's rows, in plan order.
   std::vector<int64_t> logits_rows;
   std::vector<RequestId> preempted;  // lost their blocks this step (to recompute later)
+  // What every sequence of the step shares (their requests' StepOptionsOf): the backend runs
+  // the whole step on this weight set and matmul path.
+  StepOptions options;
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   bool empty() const { return sequences.empty(); }
 };

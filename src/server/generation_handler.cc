@@ -114,6 +114,7 @@ class GenerationRun {
         r.tenant = engine.InternTenant(g_.user);
         r.num_shared_prefix_tokens = prompts[p].num_shared_prefix;
         r.top_logprobs = g_.top_logprobs;
+        r.options = g_.options;
         Choice c;
         c.prompt_index = p;
         c.logprobs = shape_.EmptyLogprobs();
@@ -399,6 +400,9 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
                                                 "' does not exist; this server serves '" +
                                                 ctx.served->name + "'",
                                             "model"));
+  }
+  if (Status s = ctx.served->engine->CheckOptions(g->options, g->sampling); !s.ok()) {
+    return SetError(res, OptionError(s));
   }
   std::vector<PreparedPrompt> prompts;
   err = Prepare(ShapeOf(g->endpoint), *g, ctx, &prompts);

@@ -204,6 +204,66 @@ bool ParseStop(FieldReader* r, std::vector<std::string>* out) {
   return true;
 }
 
+// An enum option by name: on error, the parser's message without its leading field name.
+template <typename E>
+bool OptionName(const Json& v, const std::string& param, Result<E> (*parse)(std::string_view),
+                E* out, FieldReader* r) {
+  if (!v.is_string()) return r->Fail(param, "must be a string");
+  Result<E> e = parse(v.get<std::string>());
+  if (!e.ok()) {
+    const std::string& m = e.status().message();
+    return r->Fail(param, m.substr(m.find(' ') + 1));
+  }
+  *out = *e;
+  return true;
+}
+
+bool ParseOptions(FieldReader* r, RequestOptions* out) {
+  const Json* j = r->Get("jisu");
+  if (!j) return true;
+  if (!j->is_object()) return r->Fail("jisu", "must be an object");
+  for (auto it = j->begin(); it != j->end(); ++it) {
+    const std::string& key = it.key();
+    const std::string param = "jisu." + key;
+    const Json& v = it.value();
+    if (key == "matmul") {
+      if (!v.is_null() && !OptionName(v, param, &ParseMatmulPath, &out->matmul, r)) return false;
+    } else if (key == "sampling") {
+      if (!v.is_null() && !OptionName(v, param, &ParseSamplingPlacement, &out->sampling, r)) {
+        return false;
+      }
+    } else if (key == "attention") {
+      if (!v.is_null() && !OptionName(v, param, &ParseAttentionVariant, &out->attention, r)) {
+        return false;
+      }
+    } else if (key == "weights") {
+      if (v.is_null()) continue;
+      if (!v.is_string()) return r->Fail(param, "must be a string");
+      out->weights = v.get<std::string>();
+    } else if (key == "speculative") {
+      if (v.is_null() || (v.is_string() && v.get<std::string>() == "auto")) continue;
+      if (!v.is_number_integer()) return r->Fail(param, "must be an integer or \"auto\"");
+      const int64_t k = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)
+                            ? INT64_MAX
+                            : v.get<int64_t>();
+      if (k < 0 || k > RequestOptions::kMaxSpeculative) {
+        return r->Fail(param, "must be between 0 and " +
+                                  std::to_string(RequestOptions::kMaxSpeculative) + " (got " +
+                                  v.dump() + ")");
+      }
+      out->speculative = static_cast<int32_t>(k);
+    } else {
+      return r->Fail(param,
+                     "is not a jisu option (matmul, sampling, attention, weights, speculative)");
+    }
+  }
+  if (Status s = out->Validate(); !s.ok()) {
+    const ApiError e = OptionError(s);
+    return r->Fail(e.param, s.message().substr(s.message().find(' ') + 1));
+  }
+  return true;
+}
+
 }  // namespace
 
 ApiError ApiError::BadRequest(std::string message, std::string param) {
@@ -303,6 +363,7 @@ std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint
     r.Bool("echo", &out->echo);
   }
   r.String("user", &out->user);
+  ParseOptions(&r, &out->options);
   if (r.error()) return r.error();
   if (Status st =
           [&] {
@@ -314,6 +375,13 @@ std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint
     return ApiError::BadRequest(st.message());
   }
   return std::nullopt;
+}
+
+ApiError OptionError(const Status& status) {
+  const std::string& m = status.message();
+  const size_t space = m.find(' ');
+  const std::string param = "jisu." + m.substr(0, space);
+  return ApiError::BadRequest("'" + param + "' " + m.substr(space + 1), param);
 }
 
 nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {

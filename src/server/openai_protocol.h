@@ -2,6 +2,12 @@
 // parsed and validated into a GenerationRequest (no model needed), and the JSON shapes of
 // responses, streamed chunks and errors. Unknown request fields are ignored, as OpenAI and
 // vLLM do; a field of the wrong type or out of range is an ApiError naming it.
+// jisu's own request options travel in one vendor object, "jisu" (docs/OPTIONS.md):
+//   "jisu": {"matmul": "auto|float|int8", "sampling": "auto|device|host",
+//            "attention": "auto|dense", "weights": "", "speculative": 0..64}
+// parsed strictly: an unknown key inside it, a wrong type or an unknown name is a 400. null or
+// absent means auto. What depends on the serving engine (a weight set it holds, a path its
+// backend has, a drafter) is checked after parsing (Engine::CheckOptions).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "jisu/request_options.h"
 #include "sampling/sampler.h"
 
 namespace jisu::server {
@@ -49,6 +56,7 @@ struct GenerationRequest {
   int32_t top_logprobs = -1;   // -1 = no logprobs; else alternatives per token
   std::string user;
   int64_t max_tokens_given = -1;  // -1 = absent
+  RequestOptions options;         // the "jisu" object
 };
 
 inline constexpr int32_t kMaxN = 16;
@@ -58,6 +66,10 @@ inline constexpr size_t kMaxPrompts = 64;
 // Parses a request body. Returns the error to answer with, if any.
 std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint endpoint,
                                                GenerationRequest* out);
+
+// The 400 for a bad "jisu" option: `status` from RequestOptions::Validate or
+// Engine::CheckOptions, whose message starts with the field's name.
+ApiError OptionError(const Status& status);
 
 // Usage block: prompt/completion/total tokens and prompt_tokens_details.cached_tokens.
 nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens);

@@ -112,6 +112,70 @@ TEST(OpenAiProtocol, BadRequestsNameTheField) {
   EXPECT_EQ(ParseErr("[1]", Endpoint::kChat).http_status, 400);
 }
 
+TEST(OpenAiProtocol, JisuOptionsAreRead) {
+  auto g = ParseOk(R"({"prompt":"x","jisu":{"matmul":"float","sampling":"host",
+      "attention":"dense","weights":"","speculative":4}})",
+                   Endpoint::kCompletion);
+  EXPECT_EQ(g.options.matmul, MatmulPath::kFloat);
+  EXPECT_EQ(g.options.sampling, SamplingPlacement::kHost);
+  EXPECT_EQ(g.options.attention, AttentionVariant::kDense);
+  EXPECT_EQ(g.options.weights, "");
+  EXPECT_EQ(g.options.speculative, 4);
+  g = ParseOk(R"({"messages":[{"role":"user","content":"x"}],"jisu":{"matmul":"int8"}})",
+              Endpoint::kChat);
+  EXPECT_EQ(g.options.matmul, MatmulPath::kInt8);
+  EXPECT_EQ(g.options.sampling, SamplingPlacement::kAuto);
+  EXPECT_FALSE(g.options.speculative.has_value());
+  // Absent, null, {} and explicit autos are all auto.
+  for (const char* body :
+       {R"({"prompt":"x"})", R"({"prompt":"x","jisu":null})", R"({"prompt":"x","jisu":{}})",
+        R"({"prompt":"x","jisu":{"matmul":null,"speculative":"auto","sampling":"auto"}})"}) {
+    EXPECT_EQ(ParseOk(body, Endpoint::kCompletion).options, RequestOptions{}) << body;
+  }
+  // Names the engine does not hold still parse: the engine's check answers for them.
+  EXPECT_EQ(
+      ParseOk(R"({"prompt":"x","jisu":{"weights":"q4"}})", Endpoint::kCompletion).options.weights,
+      "q4");
+}
+
+TEST(OpenAiProtocol, BadJisuOptionsNameTheField) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"("jisu":"float")", "jisu"},
+      {R"("jisu":[1])", "jisu"},
+      {R"("jisu":{"matmul":"fp8"})", "jisu.matmul"},
+      {R"("jisu":{"matmul":1})", "jisu.matmul"},
+      {R"("jisu":{"sampling":"gpu"})", "jisu.sampling"},
+      {R"("jisu":{"attention":"sparse"})", "jisu.attention"},
+      {R"("jisu":{"weights":4})", "jisu.weights"},
+      {R"("jisu":{"weights":"has space"})", "jisu.weights"},
+      {R"("jisu":{"speculative":-1})", "jisu.speculative"},
+      {R"("jisu":{"speculative":65})", "jisu.speculative"},
+      {R"("jisu":{"speculative":2.5})", "jisu.speculative"},
+      {R"("jisu":{"speculative":"many"})", "jisu.speculative"},
+      {R"("jisu":{"speculative":true})", "jisu.speculative"},
+      {R"("jisu":{"matmull":"float"})", "jisu.matmull"},
+      {R"("jisu":{"matmul":"float","extra":1})", "jisu.extra"},
+  };
+  for (const auto& [fields, param] : cases) {
+    const std::string body = std::string(R"({"prompt":"x",)") + fields + "}";
+    ApiError e = ParseErr(body, Endpoint::kCompletion);
+    EXPECT_EQ(e.http_status, 400) << body;
+    EXPECT_EQ(e.param, param) << body << ": " << e.message;
+    EXPECT_NE(e.message.find(param), std::string::npos) << e.message;
+  }
+  ApiError e = ParseErr(R"({"prompt":"x","jisu":{"matmul":"fp8"}})", Endpoint::kCompletion);
+  EXPECT_EQ(e.message, "'jisu.matmul' must be one of auto, float, int8 (got 'fp8')");
+  e = ParseErr(R"({"prompt":"x","jisu":{"fast":true}})", Endpoint::kCompletion);
+  EXPECT_NE(e.message.find("is not a jisu option"), std::string::npos) << e.message;
+}
+
+TEST(OpenAiProtocol, OptionErrorNamesTheField) {
+  const ApiError e = OptionError(Status::InvalidArgument("weights names no weight set here"));
+  EXPECT_EQ(e.http_status, 400);
+  EXPECT_EQ(e.param, "jisu.weights");
+  EXPECT_EQ(e.message, "'jisu.weights' names no weight set here");
+}
+
 TEST(OpenAiProtocol, ErrorJsonShape) {
   ApiError e = ApiError::NotFound("no such model", "model");
   const nlohmann::json j = e.ToJson();

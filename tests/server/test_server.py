@@ -265,6 +265,53 @@ def test_openai_error_statuses():
         assert e.status_code == 400 and "temperature" in str(e)
 
 
+def test_openai_jisu_options():
+    # The vendor object travels through the official client's extra_body; each matmul path is
+    # deterministic, and a path or a placement are per request, so they mix in one server.
+    c = client()
+
+    def ask(options, stream=False):
+        kw = dict(model="tiny-llama", prompt="The weather today is", max_tokens=8, temperature=0,
+                  extra_body={"ignore_eos": True, "jisu": options})
+        if not stream:
+            return c.completions.create(**kw).choices[0].text
+        return "".join(ch.choices[0].text for ch in c.completions.create(stream=True, **kw)
+                       if ch.choices)
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        texts = list(pool.map(ask, [{"matmul": "float", "sampling": "host"},
+                                    {"matmul": "int8"},
+                                    {"matmul": "float", "attention": "dense", "weights": ""},
+                                    {"matmul": "int8", "speculative": 0}]))
+    assert texts[0] == texts[2] and texts[1] == texts[3], texts
+    assert ask({"matmul": "float"}, stream=True) == texts[0]
+    assert ask({}) == ask({"matmul": "auto", "sampling": "auto", "speculative": "auto"})
+    r = c.chat.completions.create(model="tiny-llama", max_tokens=3, temperature=0,
+                                  messages=[{"role": "user", "content": "Hi"}],
+                                  extra_body={"jisu": {"matmul": "int8", "sampling": "device"}})
+    assert r.choices[0].finish_reason in ("stop", "length")
+
+
+def test_openai_jisu_option_errors():
+    c = client()
+    for options, param in [({"fast": True}, "jisu.fast"),
+                           ({"matmul": "fp8"}, "jisu.matmul"),
+                           ({"sampling": 1}, "jisu.sampling"),
+                           ({"speculative": 100}, "jisu.speculative"),
+                           ({"speculative": 2}, "jisu.speculative"),  # no drafter here
+                           ({"weights": "w8a8"}, "jisu.weights"),  # not loaded
+                           ("float", "jisu")]:
+        try:
+            c.completions.create(model="tiny-llama", prompt="x", max_tokens=2,
+                                 extra_body={"jisu": options})
+            raise AssertionError("expected BadRequestError for %r" % (options,))
+        except openai.BadRequestError as e:
+            assert e.status_code == 400, e
+            assert e.body["param"] == param, (options, e.body)
+            assert param in e.body["message"], e.body
+    assert curl("/health")[0] == 200
+
+
 # ---- concurrency and disconnects -----------------------------------------------------------
 
 def _greedy(i):
