@@ -10,9 +10,9 @@
 namespace jisu {
 namespace {
 
-// Deepest [ / { nesting outside strings, stopping early once past the limit. Malformed
+// Deepest [ / { nesting outside strings, stopping early once past `limit`. Malformed
 // input is left for the real parser to report.
-int MaxDepth(std::string_view text) {
+int MaxDepth(std::string_view text, int limit = kMaxJsonDepth) {
   int depth = 0;
   int max_depth = 0;
   bool in_string = false;
@@ -32,7 +32,7 @@ int MaxDepth(std::string_view text) {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > max_depth) max_depth = depth;
-      if (max_depth > kMaxJsonDepth) break;
+      if (max_depth > limit) break;
     } else if (c == ']' || c == '}') {
       --depth;
     }
@@ -41,6 +41,8 @@ int MaxDepth(std::string_view text) {
 }
 
 }  // namespace
+
+bool JsonDepthWithin(std::string_view text, int limit) { return MaxDepth(text, limit) <= limit; }
 
 Result<nlohmann::json> ParseJson(std::string_view text) {
   if (MaxDepth(text) > kMaxJsonDepth) {

@@ -15,4 +15,8 @@ inline constexpr int kMaxJsonDepth = 64;
 
 Result<nlohmann::json> ParseJson(std::string_view text);
 
+// Whether every [ / { nesting of `text` (outside strings) is at most `limit` deep: checked
+// before handing untrusted text to nlohmann, whose destructor recurses once per level.
+bool JsonDepthWithin(std::string_view text, int limit = kMaxJsonDepth);
+
 }  // namespace jisu

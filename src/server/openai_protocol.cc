@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/utf8.h"
+#include "format/json_util.h"
 
 namespace jisu::server {
 namespace {
@@ -293,6 +294,10 @@ std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint
                                                GenerationRequest* out) {
   *out = GenerationRequest{};
   out->endpoint = endpoint;
+  if (!JsonDepthWithin(body)) {
+    return ApiError::BadRequest("the request body is nested deeper than " +
+                                std::to_string(kMaxJsonDepth) + " levels");
+  }
   Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return ApiError::BadRequest("the request body is not valid JSON");
   if (!j.is_object()) return ApiError::BadRequest("the request body must be a JSON object");

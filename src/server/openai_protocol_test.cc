@@ -112,6 +112,23 @@ TEST(OpenAiProtocol, BadRequestsNameTheField) {
   EXPECT_EQ(ParseErr("[1]", Endpoint::kChat).http_status, 400);
 }
 
+// A body nested past the bound is refused before nlohmann parses it (its destructor recurses
+// once per level: a few MB of '[' would overflow the stack); nesting within the bound parses.
+TEST(OpenAiProtocol, DeeplyNestedBodiesAreRefusedUpFront) {
+  GenerationRequest req;
+  const std::string deep =
+      "{\"messages\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  auto err = ParseGenerationRequest(deep, Endpoint::kChat, &req);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(err->http_status, 400);
+  EXPECT_NE(err->message.find("nested deeper"), std::string::npos) << err->message;
+  // Brackets inside strings do not count.
+  const std::string in_string =
+      "{\"messages\":[{\"role\":\"user\",\"content\":\"" + std::string(1000, '[') + "\"}]}";
+  EXPECT_FALSE(ParseGenerationRequest(in_string, Endpoint::kChat, &req).has_value());
+  EXPECT_EQ(req.messages.size(), 1u);
+}
+
 TEST(OpenAiProtocol, JisuOptionsAreRead) {
   auto g = ParseOk(R"({"prompt":"x","jisu":{"matmul":"float","sampling":"host",
       "attention":"dense","weights":"","speculative":4}})",
