@@ -16,6 +16,8 @@
 
 #include "format/gguf.h"
 #include "model/model.h"
+#include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/regex.h"
 #include "tokenizer/test_util.h"
 #include "tokenizer/tokenizer.h"
 
@@ -117,6 +119,58 @@ INSTANTIATE_TEST_SUITE_P(Families, PretokFamilyTest,
                            }
                            return name;
                          });
+
+std::vector<std::string> PreTokenize(const json& j, const std::string& text) {
+  auto pre = PreTokenizer::FromJson(j);
+  EXPECT_TRUE(pre.ok()) << pre.status().ToString();
+  std::vector<Piece> pieces{Piece{text, true}};
+  pre->Apply(&pieces);
+  std::vector<std::string> out;
+  for (const Piece& p : pieces) out.push_back(p.text);
+  return out;
+}
+
+TEST(PretokUnits, PunctuationTakesAsciiSymbolsAndUnicodePunctuation) {
+  // tokenizers' is_punc: ASCII punctuation (with $+<=>^`|~) or a Unicode P category; "€" (Sc)
+  // and "½" (No) are neither.
+  const std::string text =
+      "a+=b,,\xE2\x80\x94" "c\xC2\xBF\xE2\x82\xAC"
+      "1\xC2\xBD";
+  EXPECT_EQ(PreTokenize({{"type", "Punctuation"}, {"behavior", "Isolated"}}, text),
+            (std::vector<std::string>{"a", "+", "=", "b", ",", ",", "\xE2\x80\x94", "c", "\xC2\xBF",
+                                      "\xE2\x82\xAC"
+                                      "1\xC2\xBD"}));
+  EXPECT_EQ(PreTokenize({{"type", "Punctuation"}, {"behavior", "Contiguous"}}, text),
+            (std::vector<std::string>{"a", "+=", "b", ",,\xE2\x80\x94", "c", "\xC2\xBF",
+                                      "\xE2\x82\xAC"
+                                      "1\xC2\xBD"}));
+  EXPECT_EQ(PreTokenize({{"type", "Punctuation"}}, "x!!"),
+            (std::vector<std::string>{"x", "!", "!"}));  // Isolated by default
+}
+
+TEST(PretokUnits, WhitespaceClassIsOniguruma) {
+  // \s is Unicode White_Space, as in tokenizers: NEL yes, U+180E no, inside classes too.
+  Regex::Span m;
+  auto space = Regex::Compile("\\s").value();
+  EXPECT_TRUE(space->Find("\xC2\x85", 0, &m));
+  EXPECT_FALSE(space->Find("\xE1\xA0\x8E", 0, &m));
+  auto not_space = Regex::Compile("[^\\s\\p{L}]+").value();
+  EXPECT_TRUE(not_space->Find("\xE1\xA0\x8E", 0, &m));
+  EXPECT_FALSE(not_space->Find("\xC2\x85 a", 0, &m));
+  auto upper = Regex::Compile("\\S+").value();
+  ASSERT_TRUE(upper->Find("\xE1\xA0\x8E \xC2\xA0", 0, &m));
+  EXPECT_EQ(m, (Regex::Span{0, 3}));
+  // Quoted text and a leading "]" in a class stay literal.
+  auto quoted = Regex::Compile(Regex::Quote("\\s")).value();
+  EXPECT_TRUE(quoted->Find("a\\sb", 0, &m));
+  EXPECT_FALSE(quoted->Find(" ", 0, &m));
+  auto bracket = Regex::Compile("[]\\s]+").value();
+  ASSERT_TRUE(bracket->Find("x] \xC2\x85y", 0, &m));
+  EXPECT_EQ(m, (Regex::Span{1, 5}));
+  auto posix = Regex::Compile("[[:digit:]\\s]+").value();
+  ASSERT_TRUE(posix->Find("a1 2b", 0, &m));
+  EXPECT_EQ(m, (Regex::Span{1, 4}));
+}
 
 // llama.cpp's test files: inputs separated by "\n__ggml_vocab_test__\n", one line of ids each.
 TEST(PretokRealVocabularies, MatchLlamaCppTestFiles) {
