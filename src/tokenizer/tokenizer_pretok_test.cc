@@ -134,7 +134,8 @@ TEST(PretokUnits, PunctuationTakesAsciiSymbolsAndUnicodePunctuation) {
   // tokenizers' is_punc: ASCII punctuation (with $+<=>^`|~) or a Unicode P category; "€" (Sc)
   // and "½" (No) are neither.
   const std::string text =
-      "a+=b,,\xE2\x80\x94" "c\xC2\xBF\xE2\x82\xAC"
+      "a+=b,,\xE2\x80\x94"
+      "c\xC2\xBF\xE2\x82\xAC"
       "1\xC2\xBD";
   EXPECT_EQ(PreTokenize({{"type", "Punctuation"}, {"behavior", "Isolated"}}, text),
             (std::vector<std::string>{"a", "+", "=", "b", ",", ",", "\xE2\x80\x94", "c", "\xC2\xBF",
