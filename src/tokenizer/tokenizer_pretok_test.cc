@@ -4,10 +4,10 @@
 // tools/make_pretok_fixtures.py; ids from the `tokenizers` library, SentencePiece's own encoder
 // agreeing on the SentencePiece families).
 //
-// With JISU_LLAMA_CPP_VOCAB_DIR naming llama.cpp's models/ folder (the ggml-vocab-*.gguf real
-// vocabularies and their .inp/.out cases, whose ids come from transformers on the real
-// repositories; the llama-cpp-python sdist on PyPI ships it under vendor/llama.cpp/models),
-// every one of those files is checked too.
+// llama.cpp's tokenizer test files are checked too: the ggml-vocab-*.gguf real vocabularies
+// and their .inp/.out cases, whose ids come from transformers on the real repositories
+// (tools/fetch_vocab_tests.py puts them in .venv/share/jisu/llama_cpp_vocab, which
+// scripts/setup.sh runs; JISU_LLAMA_CPP_VOCAB_DIR names another folder).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -176,11 +176,14 @@ TEST(PretokUnits, WhitespaceClassIsOniguruma) {
 // llama.cpp's test files: inputs separated by "\n__ggml_vocab_test__\n", one line of ids each.
 TEST(PretokRealVocabularies, MatchLlamaCppTestFiles) {
   const char* env = std::getenv("JISU_LLAMA_CPP_VOCAB_DIR");
-  if (env == nullptr || !std::filesystem::is_directory(env)) {
-    GTEST_SKIP() << "set JISU_LLAMA_CPP_VOCAB_DIR to llama.cpp's models/ folder";
+  const std::string dir =
+      env != nullptr ? std::string(env)
+                     : std::string(JISU_TEST_DATA_DIR) + "/../../.venv/share/jisu/llama_cpp_vocab";
+  if (!std::filesystem::is_directory(dir)) {
+    GTEST_SKIP() << dir << " is missing (tools/fetch_vocab_tests.py)";
   }
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(env)) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string path = entry.path().string();
     if (entry.path().extension() != ".gguf") continue;
     std::string inp, out;
