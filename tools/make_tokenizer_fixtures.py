@@ -19,7 +19,7 @@ Optional real sources (skipped with a note when absent):
     expected outputs are committed (real_llama3_expected.json); the C++ test finds the package
     under .venv or JISU_LLAMA3_TOKENIZER_JSON, and skips otherwise;
   - the SmolLM2 GGUF file: its tokenizer metadata is dumped to gguf_smollm2/ (plain text) with
-    expected outputs from its family pipeline (make_pretok_fixtures.refresh_gguf_dumps).
+    expected outputs from its family pipeline (make_real_vocab_fixtures.refresh_gguf_dumps).
 
 Usage: /work/venv/bin/python tools/make_tokenizer_fixtures.py [--tables-only]
 """
@@ -528,8 +528,8 @@ def write_gguf_metadata(d, f):
 
 
 def gguf_expectations(d, gguf_path, specials):
-    """Written by make_pretok_fixtures.refresh_gguf_dumps() from the metadata dump."""
-    from make_pretok_fixtures import refresh_gguf_dumps
+    """Written by make_real_vocab_fixtures.refresh_gguf_dumps() from the metadata dump."""
+    from make_real_vocab_fixtures import refresh_gguf_dumps
     refresh_gguf_dumps([os.path.basename(d)])
 
 

@@ -1,7 +1,7 @@
 // FromGguf on the SmolLM2 GGUF's real tokenizer metadata ("gpt2", pre "smollm", 49152 tokens),
 // a synthetic "gpt2" / "llama-bpe" one and a synthetic "llama" one whose merges must be
 // derived from scores. Ids: the family's tokenizer.json pipeline on each vocabulary
-// (tools/make_pretok_fixtures.py); bos/eos/special ids: transformers' GGUF loader.
+// (tools/make_real_vocab_fixtures.py); bos/eos/special ids: transformers' GGUF loader.
 // Fixtures: tools/make_tokenizer_fixtures.py.
 #include <gtest/gtest.h>
 

