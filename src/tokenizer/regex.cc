@@ -40,10 +40,11 @@ ThreadMatchState& State() {
 }
 
 // Unicode White_Space: Oniguruma's \s, which tokenizers' patterns are written for. PCRE2's
-// \s also takes U+180E (a format character since Unicode 6.3).
+// \s also takes U+180E (a format character since Unicode 6.3). \v (LF, VT, FF, CR, NEL,
+// U+2028, U+2029) comes last so that a '-' after the spelled-out \s in a class stays literal,
+// as it is after \s.
 constexpr std::string_view kWhiteSpace =
-    "\\t\\n\\x0B\\f\\r\\x20\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
-    "\\x{202F}\\x{205F}\\x{3000}";
+    "\\t\\x20\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{202F}\\x{205F}\\x{3000}\\v";
 
 // Spells out \s (and \S outside a character class) as kWhiteSpace; \Q...\E quotes and POSIX
 // classes are copied through.

@@ -168,6 +168,12 @@ TEST(PretokUnits, WhitespaceClassIsOniguruma) {
   auto bracket = Regex::Compile("[]\\s]+").value();
   ASSERT_TRUE(bracket->Find("x] \xC2\x85y", 0, &m));
   EXPECT_EQ(m, (Regex::Span{1, 5}));
+  auto hyphen = Regex::Compile("[\\s-]+").value();
+  ASSERT_TRUE(
+      hyphen->Find("a- \xE2\x80\xA8"
+                   "b",
+                   0, &m));
+  EXPECT_EQ(m, (Regex::Span{1, 6}));
   auto posix = Regex::Compile("[[:digit:]\\s]+").value();
   ASSERT_TRUE(posix->Find("a1 2b", 0, &m));
   EXPECT_EQ(m, (Regex::Span{1, 4}));
