@@ -88,12 +88,12 @@ bool In(std::string_view pre, std::initializer_list<std::string_view> names) {
 // the tokenizer.json wins, because that is what the model was trained with and what
 // transformers gives on the model's own folder.
 Family Lookup(std::string_view pre) {
-  if (In(pre, {"llama3", "llama-v3", "llama-bpe"})) {
-    // Llama 3's tokenizer.json sets ignore_merges (so does llama.cpp).
+  if (In(pre, {"llama3", "llama-v3", "llama-bpe", "glm4", "glm5"})) {
+    // Llama 3's and GLM-4's tokenizer.json set ignore_merges (so does llama.cpp).
     return {nullptr, Sequence({Split(kLlama3Pattern), ByteLevel(false)}), true};
   }
   if (In(pre, {"falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano", "dbrx",
-               "smaug-bpe"})) {
+               "smaug-bpe", "chatglm-bpe"})) {
     return {nullptr, Sequence({Split(kLlama3Pattern), ByteLevel(false)})};
   }
   // Qwen's tokenizer.json normalizes to NFC; transformers' GGUF loader and llama.cpp do not.
@@ -106,7 +106,11 @@ Family Lookup(std::string_view pre) {
   // Qwen3.5's tokenizer.json has no NFC (transformers' Qwen3_5Tokenizer class adds one; the
   // real file's ids in llama.cpp's tests show decomposed accents kept apart).
   if (pre == "qwen35") return {nullptr, Sequence({Split(kQwen35Pattern), ByteLevel(false)})};
-  if (pre == "tekken") return {nullptr, Sequence({Split(kTekkenPattern), ByteLevel(false)})};
+  if (pre == "tekken") {
+    // Mistral's tekken vocabulary comes from tiktoken, whose tokens need not be reachable by
+    // merges; llama.cpp sets ignore_merges for it as well.
+    return {nullptr, Sequence({Split(kTekkenPattern), ByteLevel(false)}), true};
+  }
   if (In(pre, {"gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"})) {
     return {nullptr, Sequence({Split(kGpt4oPattern), ByteLevel(false)})};
   }
@@ -116,8 +120,8 @@ Family Lookup(std::string_view pre) {
     return {nullptr,
             Sequence({Punctuation(), ByteLevel(true), Digits(false), Split("[0-9][0-9][0-9]")})};
   }
-  // GPT-NeoX-20B's (MPT's) tokenizer.json normalizes to NFC.
-  if (pre == "mpt") return {kNfc, ByteLevel(true)};
+  // GPT-NeoX-20B's (MPT's) and ModernBERT's tokenizer.json normalize to NFC.
+  if (In(pre, {"mpt", "modern-bert"})) return {kNfc, ByteLevel(true)};
   if (In(pre, {"starcoder", "refact", "smollm", "codeshell", "exaone", "minerva-7b"})) {
     return {nullptr, Sequence({Digits(true), ByteLevel(true)})};
   }
@@ -131,7 +135,9 @@ Family Lookup(std::string_view pre) {
     return {nullptr, Sequence({Split("[\\r\\n]"), Split("\\s?\\p{L}+"), Split("\\s?\\p{P}+"),
                                Split(kDeepSeekCjk), Digits(true), ByteLevel(false)})};
   }
-  if (pre == "deepseek-v3") {
+  // JoyAI-LLM is a later conversion of DeepSeek-V3's tokenizer, as are Hunyuan dense and
+  // Hy-V4's (llama.cpp gives them one pre-tokenizer).
+  if (In(pre, {"deepseek-v3", "joyai-llm", "hunyuan-dense", "hy_v4"})) {
     return {nullptr, Sequence({Split("\\p{N}{1,3}"), Split(kDeepSeekV3Cjk), Split(kDeepSeekV3Words),
                                ByteLevel(false)})};
   }
