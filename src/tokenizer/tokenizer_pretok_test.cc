@@ -10,6 +10,8 @@
 // scripts/setup.sh runs; JISU_LLAMA_CPP_VOCAB_DIR names another folder).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
