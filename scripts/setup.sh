@@ -25,6 +25,9 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 # Real chat templates the repository does not carry (Gemma 3's), for the chat-template tests:
 # one file out of a 1 MiB wheel, checked by its SHA-256.
 .venv/bin/python tools/fetch_chat_templates.py .venv/share/jisu/chat_templates
+# llama.cpp's tokenizer test files (real vocabularies, ids from transformers), vendored by the
+# llama-cpp-python sdist, for the tokenizer tests: 60 MB, checked by its SHA-256.
+.venv/bin/python tools/fetch_vocab_tests.py .venv/share/jisu/llama_cpp_vocab
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build

@@ -16,6 +16,7 @@
 #include "runner/chat_prompt.h"
 #include "runner/generator.h"
 #include "tests/test_util.h"
+#include "tokenizer/regex.h"
 
 namespace jisu {
 namespace {
@@ -120,15 +121,14 @@ class GoldenTest : public ::testing::TestWithParam<Variant> {
 std::vector<int32_t> Ids(const json& j) { return j.get<std::vector<int32_t>>(); }
 
 TEST_P(GoldenTest, TokenizerMatchesTransformers) {
+  const auto non_ascii_number = Regex::Compile("(?=\\p{N})[^0-9]").value();
+  Regex::Span unused;
   for (const json& c : fixture_["tokenizer"]) {
     const std::string text = c["text"].get<std::string>();
-    // GGUF carries no normalizer: a converted Qwen2-style tokenizer does not apply NFC, just
-    // as transformers' own GGUF loader and llama.cpp do not. Skip texts NFC would change
-    // (combining diacritics U+0300..U+036F, UTF-8 lead bytes 0xCC/0xCD).
-    if (!GetParam().convert_to.empty() &&
-        (text.find('\xcc') != std::string::npos || text.find('\xcd') != std::string::npos)) {
-      continue;
-    }
+    // SmolLM2's GGUF (pre "smollm") gets its tokenizer.json's Digits pre-tokenizer, as llama.cpp
+    // and the `tokenizers` library do; transformers 5's GPT2Tokenizer drops it. They differ
+    // only where a numeric character outside 0-9 (here "½") follows other text.
+    if (GetParam().fixture == "smollm2" && non_ascii_number->Find(text, 0, &unused)) continue;
     EXPECT_EQ(model_->tokenizer().Encode(text, true), Ids(c["ids"])) << "text: " << text;
     EXPECT_EQ(model_->tokenizer().Encode(text, false), Ids(c["ids_no_special"]))
         << "text: " << text;

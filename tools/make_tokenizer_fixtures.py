@@ -19,7 +19,7 @@ Optional real sources (skipped with a note when absent):
     expected outputs are committed (real_llama3_expected.json); the C++ test finds the package
     under .venv or JISU_LLAMA3_TOKENIZER_JSON, and skips otherwise;
   - the SmolLM2 GGUF file: its tokenizer metadata is dumped to gguf_smollm2/ (plain text) with
-    expected outputs from transformers' GGUF loader.
+    expected outputs from its family pipeline (make_real_vocab_fixtures.refresh_gguf_dumps).
 
 Usage: /work/venv/bin/python tools/make_tokenizer_fixtures.py [--tables-only]
 """
@@ -528,15 +528,9 @@ def write_gguf_metadata(d, f):
 
 
 def gguf_expectations(d, gguf_path, specials):
-    from transformers import AutoTokenizer
-    hf = AutoTokenizer.from_pretrained(os.path.dirname(gguf_path),
-                                       gguf_file=os.path.basename(gguf_path))
-    text_list = texts(specials)
-    expected = {"transformers_class": type(hf).__name__,
-                "transformers": expectations_transformers(hf, text_list),
-                "transformers_summary": transformers_summary(hf)}
-    with open(os.path.join(d, "expected.json"), "w", encoding="utf-8") as out:
-        json.dump(expected, out, ensure_ascii=False, indent=1)
+    """Written by make_real_vocab_fixtures.refresh_gguf_dumps() from the metadata dump."""
+    from make_real_vocab_fixtures import refresh_gguf_dumps
+    refresh_gguf_dumps([os.path.basename(d)])
 
 
 def make_gguf_smollm2():

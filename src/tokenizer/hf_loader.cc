@@ -5,7 +5,8 @@
 //   - tokenizer_class LlamaTokenizer[Fast], Qwen2Tokenizer[Fast] and GPT2Tokenizer[Fast] rebuild
 //     normalizer / pre-tokenizer / decoder / BPE options as those classes' __init__ do (only the
 //     vocabulary, merges and post-processor come from tokenizer.json); other classes
-//     (PreTrainedTokenizerFast, ...) keep the file's pipeline;
+//     (PreTrainedTokenizerFast, ...) keep the file's pipeline, and so does a LlamaTokenizer
+//     whose tokenizer.json is byte-level;
 //   - bos/eos/unk/pad and additional special tokens named by the config (or the class defaults)
 //     become special added tokens when they are in the vocabulary;
 //   - add_bos_token / add_eos_token in the config are ignored: transformers 5.x pops them
@@ -335,7 +336,13 @@ Result<std::unique_ptr<Tokenizer>> Load(std::string_view tokenizer_json,
   std::string class_name;
   JISU_RETURN_IF_ERROR(json_util::GetString(config, "tokenizer_class", &class_name)
                            .WithContext("tokenizer_config.json"));
-  const TokenizerClass cls = ClassOf(class_name);
+  TokenizerClass cls = ClassOf(class_name);
+  // transformers 5 loads a LlamaTokenizer[Fast] whose tokenizer.json mentions ByteLevel
+  // (DeepSeek's repositories) as it is written: the class would impose Metaspace.
+  if (cls == TokenizerClass::kLlama &&
+      tokenizer_json.find("\"ByteLevel\"") != std::string_view::npos) {
+    cls = TokenizerClass::kGeneric;
+  }
   Named bos, eos, unk, pad;
   JISU_RETURN_IF_ERROR(GetNamed(config, "bos_token", &bos).WithContext("tokenizer_config.json"));
   JISU_RETURN_IF_ERROR(GetNamed(config, "eos_token", &eos).WithContext("tokenizer_config.json"));

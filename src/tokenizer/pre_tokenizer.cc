@@ -214,6 +214,20 @@ Status PreTokenizer::Add(const Json& j, int depth) {
     steps_.push_back(std::move(m.steps_[0]));
     return Status::Ok();
   }
+  if (type == "Punctuation") {
+    // tokenizers' is_punc: ASCII punctuation (which takes in symbols such as $+<=>^`|~) or
+    // a Unicode P category; each such character is one match, which `behavior` then folds.
+    Step step;
+    step.kind = Step::Kind::kSplit;
+    std::string behavior = "Isolated";
+    JISU_RETURN_IF_ERROR(json_util::GetString(j, "behavior", &behavior));
+    JISU_ASSIGN_OR_RETURN(step.behavior, ParseBehavior(behavior));
+    JISU_ASSIGN_OR_RETURN(auto re,
+                          Regex::Compile("[\\x21-\\x2F\\x3A-\\x40\\x5B-\\x60\\x7B-\\x7E\\p{P}]"));
+    step.pattern.regex = std::move(re);
+    steps_.push_back(std::move(step));
+    return Status::Ok();
+  }
   if (type == "Digits" || type == "Whitespace" || type == "WhitespaceSplit") {
     Step step;
     step.kind = Step::Kind::kSplit;

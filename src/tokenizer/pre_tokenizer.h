@@ -1,6 +1,7 @@
 // Pre-tokenizers of tokenizer.json: ByteLevel (add_prefix_space, use_regex with the GPT-2
 // pattern), Split (String/Regex pattern, behavior, invert), Metaspace (replacement,
-// prepend_scheme, split), Digits, Whitespace, WhitespaceSplit and Sequence (flattened). They cut
+// prepend_scheme, split), Digits, Punctuation, Whitespace, WhitespaceSplit and Sequence
+// (flattened). They cut
 // the normalized text between added tokens into the words the BPE model sees. After a ByteLevel
 // step, words are spelled in GPT-2's byte alphabet.
 #pragma once

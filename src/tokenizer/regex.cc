@@ -39,9 +39,70 @@ ThreadMatchState& State() {
   return state;
 }
 
+// Unicode White_Space: Oniguruma's \s, which tokenizers' patterns are written for. PCRE2's
+// \s also takes U+180E (a format character since Unicode 6.3). \v (LF, VT, FF, CR, NEL,
+// U+2028, U+2029) comes last so that a '-' after the spelled-out \s in a class stays literal,
+// as it is after \s.
+constexpr std::string_view kWhiteSpace =
+    "\\t\\x20\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{202F}\\x{205F}\\x{3000}\\v";
+
+// Spells out \s (and \S outside a character class) as kWhiteSpace; \Q...\E quotes and POSIX
+// classes are copied through.
+std::string WithOnigurumaSpaces(std::string_view p) {
+  std::string out;
+  out.reserve(p.size());
+  bool in_class = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      const char e = p[i + 1];
+      if (e == 'Q') {
+        const size_t end = p.find("\\E", i + 2);
+        const size_t stop = end == std::string_view::npos ? p.size() : end + 2;
+        out.append(p.substr(i, stop - i));
+        i = stop - 1;
+      } else if (e == 's') {
+        if (!in_class) out += '[';
+        out.append(kWhiteSpace);
+        if (!in_class) out += ']';
+        ++i;
+      } else if (e == 'S' && !in_class) {
+        out.append("[^").append(kWhiteSpace).append("]");
+        ++i;
+      } else {
+        out.append(p.substr(i, 2));
+        ++i;
+      }
+      continue;
+    }
+    if (in_class) {
+      if (c == '[' && i + 1 < p.size() && (p[i + 1] == ':' || p[i + 1] == '.' || p[i + 1] == '=')) {
+        const size_t end = p.find(std::string{p[i + 1], ']'}, i + 2);
+        if (end != std::string_view::npos) {
+          out.append(p.substr(i, end + 2 - i));
+          i = end + 1;
+          continue;
+        }
+      }
+      if (c == ']') in_class = false;
+      out += c;
+      continue;
+    }
+    out += c;
+    if (c == '[') {
+      in_class = true;
+      // A ']' first in the class, after an optional '^', is a literal.
+      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
+      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<Regex>> Regex::Compile(std::string_view pattern) {
+Result<std::unique_ptr<Regex>> Regex::Compile(std::string_view source) {
+  const std::string pattern = WithOnigurumaSpaces(source);
   int error = 0;
   PCRE2_SIZE offset = 0;
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),

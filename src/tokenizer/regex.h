@@ -1,6 +1,7 @@
 // A compiled PCRE2 pattern (UTF + UCP, JIT when available) used by pre-tokenizers, Replace
-// normalizers/decoders and added-token word checks. Matching is thread-safe: match data and the
-// JIT stack are per thread. Subjects must be valid UTF-8.
+// normalizers/decoders and added-token word checks. Patterns are tokenizers' (Oniguruma's):
+// \s is Unicode White_Space, which PCRE2's \s is not quite (it is rewritten). Matching is
+// thread-safe: match data and the JIT stack are per thread. Subjects must be valid UTF-8.
 #pragma once
 
 #include <cstddef>

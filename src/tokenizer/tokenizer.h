@@ -1,6 +1,8 @@
-// Text <-> token ids for the tokenizers of the Llama, Qwen2, Mistral and GPT-2 families:
-//   - byte-level BPE (GPT-2, Llama-3, Qwen2, SmolLM2) with the model's pre-tokenizer regex;
-//   - SentencePiece-style BPE with byte fallback (Llama-2, Mistral), merges by score or rank.
+// Text <-> token ids for BPE tokenizers:
+//   - byte-level BPE (GPT-2, Llama-3, Qwen2, SmolLM, Falcon, MPT, StarCoder, Refact,
+//     Command-R, DeepSeek) with the model's normalizer and pre-tokenizer;
+//   - SentencePiece-style BPE with byte fallback (Llama-2, Mistral, Phi-3, Gemma), merges by
+//     score or rank.
 // Loaded from a Hugging Face tokenizer.json (+ tokenizer_config.json) or from GGUF metadata.
 // Added/special tokens written in the text are recognized as single tokens, as transformers
 // does. Special tokens (BOS/EOS) are added only as the model's configuration says.
@@ -10,7 +12,8 @@
 // their pipeline from the class instead of tokenizer.json, and add_bos_token / add_eos_token
 // in tokenizer_config.json are ignored when a tokenizer.json exists (its post-processor
 // decides). With an empty config the tokenizer.json pipeline is used as written (`tokenizers`).
-// FromGguf follows transformers' GGUF loader (gguf_loader.cc).
+// FromGguf gives a GGUF vocabulary the pipeline of its family's tokenizer.json, named by
+// tokenizer.ggml.pre (gguf_loader.cc, gguf_families.cc).
 // Input text that is not valid UTF-8 is encoded as if each invalid sequence were U+FFFD.
 // Decode follows tokenizers' replacement rules for invalid UTF-8 in the output; StreamDecoder
 // follows Python's errors="replace"; both agree whenever the output is valid UTF-8.
@@ -31,9 +34,8 @@ namespace jisu {
 
 // The tokenizer part of a GGUF file's metadata (tokenizer.ggml.*), extracted by the caller.
 struct GgufTokenizerData {
-  std::string model;  // tokenizer.ggml.model: "gpt2" (byte-level BPE) or "llama" (SentencePiece)
-  std::string
-      pre;  // tokenizer.ggml.pre: "llama-bpe", "qwen2", "smollm", "gpt-2", ... (may be empty)
+  std::string model;  // tokenizer.ggml.model: "gpt2" (byte-level), "llama"/"gemma4" (SentencePiece)
+  std::string pre;    // tokenizer.ggml.pre: "llama-bpe", "qwen2", "falcon", ... (may be empty)
   std::vector<std::string> tokens;
   std::vector<float> scores;  // may be empty
   std::vector<int32_t>
