@@ -51,7 +51,7 @@ struct LlmRequest {
   std::vector<int32_t> prompt_ids;    // or token ids as they are
   std::vector<ChatMessage> messages;  // or a chat, rendered by the chat template
   SamplingParams sampling;
-  std::string user;  // tenant for prefix-cache isolation and accounting; empty: shared
+  std::string user;        // tenant for prefix-cache isolation and accounting; empty: shared
   RequestOptions options;  // optimization options (request_options.h); auto: LlmOptions::defaults
 };
 
