@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "cuda/kernels.h"
+#include "cuda/reduce.cuh"
 
 namespace jisu::cuda {
 namespace {
@@ -37,11 +38,6 @@ constexpr int kMaxBlocks = 4096;
 // 4/2/2: 4.40-4.50 / 4.69-4.78, 4/2/4: 4.37-4.42 / 4.65-4.68, 4/4/2: 4.51-4.53, 4/1/2: 4.64-4.66,
 // 4/2/1: 4.48-4.51 (bench/results/2026-12-01-cuda-h200-attn-tuner.md).
 constexpr int KSplit(GemvOp op) { return op == GemvOp::kQkvRope || op == GemvOp::kSwiGlu ? 4 : 2; }
-
-__device__ __forceinline__ float WarpSum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 // Weights are read once per step: keep them out of L1, so
 // the activations (re-read by every warp) stay cached.

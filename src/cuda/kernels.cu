@@ -12,35 +12,12 @@
 #include <cstdint>
 
 #include "cuda/kernels.h"
+#include "cuda/reduce.cuh"
 
 namespace jisu::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
-
-__device__ __forceinline__ float WarpSum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float WarpMax(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it.
-__device__ float BlockSum(float v, float* scratch) {
-  const int lane = threadIdx.x % 32;
-  const int warp = threadIdx.x / 32;
-  v = WarpSum(v);
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  const int warps = blockDim.x / 32;
-  v = lane < warps ? scratch[lane] : 0.0f;
-  v = WarpSum(v);
-  __syncthreads();
-  return v;
-}
 
 __global__ void EmbedKernel(const bf16* table, const int32_t* ids, int hidden, float scale,
                             float* x) {

@@ -8,16 +8,12 @@
 #include <cstdint>
 
 #include "cuda/kernels.h"
+#include "cuda/reduce.cuh"
 
 namespace jisu::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
-
-__device__ __forceinline__ float WarpSum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 // One block a token: x += RMSNorm(y) * w, with the CPU's rounding order (weight * (y * r)).
 __global__ void RmsNormAddKernel(float* x, const float* y, int hidden, const float* weight,
@@ -27,12 +23,7 @@ __global__ void RmsNormAddKernel(float* x, const float* y, int hidden, const flo
   const float* in = y + row;
   float ss = 0.0f;
   for (int i = threadIdx.x; i < hidden; i += blockDim.x) ss += in[i] * in[i];
-  ss = WarpSum(ss);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  if (lane == 0) scratch[warp] = ss;
-  __syncthreads();
-  ss = lane < static_cast<int>(blockDim.x / 32) ? scratch[lane] : 0.0f;
-  ss = WarpSum(ss);
+  ss = BlockSum(ss, scratch);
   const float r = rsqrtf(ss / static_cast<float>(hidden) + eps);
   float* out = x + row;
   for (int i = threadIdx.x; i < hidden; i += blockDim.x) out[i] += weight[i] * (in[i] * r);
