@@ -20,6 +20,13 @@ Value Value::MakeDict(Dict d) {
   return Value(Kind::kDict, std::shared_ptr<const Dict>(std::make_shared<Dict>(std::move(d))));
 }
 
+Value Value::MakeIterator(List items, std::string type_name) {
+  auto state = std::make_shared<IteratorState>();
+  state->items = std::move(items);
+  state->type_name = std::move(type_name);
+  return Value(Kind::kIterator, std::move(state));
+}
+
 const void* Value::identity() const {
   switch (kind_) {
     case Kind::kList:
@@ -33,6 +40,8 @@ const void* Value::identity() const {
       return std::get<std::shared_ptr<Callable>>(data_).get();
     case Kind::kLoop:
       return loop_ptr().get();
+    case Kind::kIterator:
+      return std::get<std::shared_ptr<IteratorState>>(data_).get();
     default:
       return nullptr;
   }
@@ -421,6 +430,11 @@ std::string Str(const Value& v) {
       return "<function " + v.fn().name + ">";
     case Value::Kind::kLoop:
       return "<LoopContext>";
+    case Value::Kind::kIterator: {  // the address is Python's; any one will do
+      char addr[32];
+      std::snprintf(addr, sizeof addr, "%p", v.identity());
+      return "<" + v.iter().type_name + " object at " + addr + ">";
+    }
     default: {
       std::string out;
       AppendRepr(v, &out, 0);
@@ -461,6 +475,8 @@ std::string TypeName(const Value& v) {
       return "function";
     case Value::Kind::kLoop:
       return "LoopContext";
+    case Value::Kind::kIterator:
+      return v.iter().type_name;
   }
   return "object";
 }
