@@ -22,6 +22,7 @@ namespace {
 struct ServeFlags {
   std::string model;
   std::string chat_template;
+  std::string tool_call_parser = "auto";
   std::string served_model_name;
   server::ServerOptions http;
   std::string kv_memory = "0.5";
@@ -69,6 +70,13 @@ Status RunServe(const ServeFlags& f) {
   if (!(f.drain_timeout >= 0)) return Status::InvalidArgument("--drain-timeout must be >= 0");
   LoadOptions load_options;
   JISU_ASSIGN_OR_RETURN(load_options.chat_template, ChatTemplateFromFlag(f.chat_template));
+  const auto tool_format = server::ToolCallFormatFromName(f.tool_call_parser);
+  if (f.tool_call_parser != "auto" && !tool_format) {
+    return Status::InvalidArgument(
+        "--tool-call-parser must be auto, hermes, llama3_json, mistral "
+        "or none (got '" +
+        f.tool_call_parser + "')");
+  }
   CapOpenFiles();
 
   // Signals go to one waiting thread; every other thread (engine, HTTP pool) inherits the mask.
@@ -118,9 +126,12 @@ Status RunServe(const ServeFlags& f) {
   served.max_model_len = options.scheduler.max_model_len;
   served.kv_block_size = f.block_size;
   served.max_queue = f.max_queue;
+  served.tool_call_format =
+      tool_format ? *tool_format : server::DetectToolCallFormat(model->chat_template());
   JISU_RETURN_IF_ERROR(http.SetReady(served));
-  std::fprintf(stderr, "ready: model '%s', context %lld tokens\n", served.name.c_str(),
-               static_cast<long long>(served.max_model_len));
+  std::fprintf(stderr, "ready: model '%s', context %lld tokens, tool calls: %s\n",
+               served.name.c_str(), static_cast<long long>(served.max_model_len),
+               std::string(server::ToolCallFormatName(served.tool_call_format)).c_str());
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -140,6 +151,9 @@ void RegisterServe(CLI::App& app) {
   cmd->add_option("--chat-template", f->chat_template,
                   "Jinja chat template file for /v1/chat/completions, used instead of the "
                   "model's own");
+  cmd->add_option("--tool-call-parser", f->tool_call_parser,
+                  "how the model writes tool calls: auto (from the chat template), hermes, "
+                  "llama3_json, mistral or none");
   cmd->add_option("--served-model-name", f->served_model_name,
                   "model name in the API (default: the file or folder name)");
   cmd->add_option("--host", f->http.host, "address to listen on");

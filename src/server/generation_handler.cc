@@ -23,6 +23,7 @@
 #include "server/http_server.h"
 #include "server/server_cpu.h"
 #include "server/stream_chunk.h"
+#include "server/tools/tool_fields.h"
 
 namespace jisu::server {
 namespace {
@@ -121,6 +122,11 @@ class GenerationRun {
         c.text_offset = static_cast<int64_t>(prompts[p].echo_text.size());
         if (g_.echo) c.text = prompts[p].echo_text;
         c.num_prompt_tokens = static_cast<int64_t>(r.prompt.size());
+        if (g_.endpoint == Endpoint::kChat && g_.tools.parses_calls()) {
+          c.tools = std::make_unique<ToolOutputDecoder>(
+              tok_, ctx_.tool_format, ctx_.served->model->eos_ids(), g_.sampling.ignore_eos,
+              g_.sampling.stop, g_.tools.parallel);
+        }
         const size_t index = choices_.size();
         choices_.push_back(std::move(c));
         std::shared_ptr<Job> job = job_;
@@ -181,7 +187,7 @@ class GenerationRun {
       const Choice& c = choices_[i];
       Json ch = {{"index", i}};
       shape_.FillChoice(c, g_.top_logprobs >= 0, &ch);
-      ch["finish_reason"] = FinishReasonName(c.finish_reason);
+      ch["finish_reason"] = ChoiceFinishName(c);
       choices.push_back(std::move(ch));
     }
     Json body = Header(shape_.object());
@@ -211,9 +217,8 @@ class GenerationRun {
         const std::string delta = c.text.substr(g_.echo && !was_started ? 0 : before);
         c.started = true;
         const bool fin = c.done;
-        const std::string reason = c.finish_reason == FinishReason::kCancelled
-                                       ? "abort"
-                                       : FinishReasonName(c.finish_reason);
+        const std::string reason =
+            c.finish_reason == FinishReason::kCancelled ? "abort" : ChoiceFinishName(c);
         if (c.finish_reason == FinishReason::kError) {
           ApiError e = ApiError::BadRequest("generation failed: " + c.error.message());
           e.type = "server_error";
@@ -228,6 +233,11 @@ class GenerationRun {
           }
         }
         const bool has_lp = g_.top_logprobs >= 0 && !delta_logprobs.is_null();
+        if (c.tools) {
+          Json lp = has_lp ? shape_.ChunkLogprobs(std::move(delta_logprobs)) : Json();
+          if (!StreamToolDeltas(index, std::move(lp), fin ? reason : "", send)) return Abandon();
+          continue;
+        }
         if (!has_lp && (!delta.empty() || fin)) {  // the per-token path: no JSON tree
           const std::string& line = chunks.Chunk(index, ValidUtf8(delta), fin ? reason : "");
           ServerCpu::Charge(CpuStage::kStream);
@@ -277,6 +287,44 @@ class GenerationRun {
   }
 
  private:
+  // A tool-parsing choice's new content and calls as OpenAI streams them: a call opens with a
+  // chunk naming it (index, id, type, name, empty arguments), then one with its arguments.
+  // `logprobs` ride on the first chunk (or an empty delta); `finish` ends the choice.
+  template <typename Send>
+  bool StreamToolDeltas(size_t index, Json logprobs, const std::string& finish, Send& send) {
+    Choice& c = choices_[index];
+    std::vector<ToolDelta> deltas;
+    deltas.swap(c.tool_deltas);
+    for (const ToolDelta& d : deltas) {
+      std::vector<Json> chunks;
+      if (d.call_index < 0) {
+        chunks.push_back(shape_.TextDelta(ValidUtf8(d.content)));
+      } else {
+        const Json& call = c.tool_calls[static_cast<size_t>(d.call_index)];
+        Json fn = {{"name", call["function"]["name"]}, {"arguments", ""}};
+        chunks.push_back({{"tool_calls", Json::array({{{"index", d.call_index},
+                                                       {"id", call["id"]},
+                                                       {"type", "function"},
+                                                       {"function", std::move(fn)}}})}});
+        chunks.push_back(
+            {{"tool_calls",
+              Json::array({{{"index", d.call_index},
+                            {"function", {{"arguments", call["function"]["arguments"]}}}}})}});
+      }
+      for (Json& delta : chunks) {
+        if (!send(Chunk(index, std::move(delta), std::move(logprobs), Json()))) return false;
+        logprobs = Json();
+      }
+    }
+    if (!logprobs.is_null() && !send(Chunk(index, shape_.EmptyDelta(), logprobs, Json()))) {
+      return false;
+    }
+    if (!finish.empty() && !send(Chunk(index, shape_.EmptyDelta(), Json(), Json(finish)))) {
+      return false;
+    }
+    return true;
+  }
+
   bool Abandon() {
     CancelUnfinished();
     return false;
@@ -307,7 +355,11 @@ class GenerationRun {
   void Apply(size_t index, const EngineOutput& o, Json* delta_logprobs) {
     Choice& c = choices_[index];
     if (c.done) return;
-    c.text += o.text;
+    if (c.tools) {
+      ApplyTools(o, &c);
+    } else {
+      c.text += o.text;
+    }
     c.num_tokens += static_cast<int64_t>(o.token_ids.size());
     if (o.num_prompt_tokens > 0) c.num_prompt_tokens = o.num_prompt_tokens;
     c.num_cached_tokens = std::max(c.num_cached_tokens, o.num_cached_prompt_tokens);
@@ -321,6 +373,25 @@ class GenerationRun {
       c.finish_reason = o.finish_reason;
       c.error = o.error;
       ctx_.live->Remove(c.id);
+    }
+  }
+
+  // Parses a tool-calling choice's output: content into text, calls into tool_calls (with
+  // new ids), and both into tool_deltas for a stream.
+  void ApplyTools(const EngineOutput& o, Choice* c) {
+    std::vector<ToolParseEvent> events;
+    c->tools->Push(o.token_ids, o.finished, &events);
+    for (ToolParseEvent& e : events) {
+      if (!e.call) {
+        c->text += e.content;
+        if (g_.stream) c->tool_deltas.push_back({std::move(e.content), -1});
+        continue;
+      }
+      c->tool_calls.push_back(
+          {{"id", NewToolCallId(ctx_.tool_format, &rng_)},
+           {"type", "function"},
+           {"function", {{"name", e.call->name}, {"arguments", e.call->arguments}}}});
+      if (g_.stream) c->tool_deltas.push_back({"", static_cast<int>(c->tool_calls.size()) - 1});
     }
   }
 
@@ -363,6 +434,7 @@ class GenerationRun {
   std::vector<Choice> choices_;
   std::string id_;
   int64_t created_;
+  std::mt19937_64 rng_{std::random_device{}()};  // tool call ids
 };
 
 }  // namespace
@@ -404,6 +476,7 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
   if (Status s = ctx.served->engine->CheckOptions(g->options, g->sampling); !s.ok()) {
     return SetError(res, OptionError(s));
   }
+  if (auto e = CheckToolsServable(g->tools, ctx.tool_format)) return SetError(res, *e);
   std::vector<PreparedPrompt> prompts;
   err = Prepare(ShapeOf(g->endpoint), *g, ctx, &prompts);
   ServerCpu::Charge(CpuStage::kPrepare);

@@ -19,6 +19,7 @@
 #include "jisu/status.h"
 #include "model/model.h"
 #include "server/http_metrics.h"
+#include "server/tools/tool_call_format.h"
 
 namespace httplib {
 class Server;
@@ -48,6 +49,9 @@ struct ServedModel {
   int64_t max_model_len = 0;  // prompt + completion tokens
   int64_t kv_block_size = 16;
   int64_t max_queue = 0;
+  // How the model writes tool calls (DetectToolCallFormat of its template, or --tool-call-parser);
+  // kNone: requests that need calls parsed are refused.
+  ToolCallFormat tool_call_format = ToolCallFormat::kNone;
 };
 
 class HttpServer {

@@ -18,6 +18,7 @@
 
 #include "jisu/request_options.h"
 #include "sampling/sampler.h"
+#include "server/tools/tool_request.h"
 
 namespace jisu::server {
 
@@ -57,6 +58,7 @@ struct GenerationRequest {
   std::string user;
   int64_t max_tokens_given = -1;  // -1 = absent
   RequestOptions options;         // the "jisu" object
+  ToolRequest tools;              // chat: tools, tool_choice, parallel_tool_calls
 };
 
 inline constexpr int32_t kMaxN = 16;
