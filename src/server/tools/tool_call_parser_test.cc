@@ -8,11 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
-#include "chat/chat_template.h"
+#include "server/tools/tool_test_util.h"
 #include "tests/test_util.h"
 
 namespace jisu::server {
@@ -171,64 +169,6 @@ TEST(ToolCallParserTest, DeepNestingIsRefusedNotParsed) {
       ToolCallFromJson("{\"name\": \"a\", \"arguments\": \"" + std::string(5000, '[') + "\"}"));
 }
 
-std::string ReadFile(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// What an upstream template renders for an assistant turn with `calls`: the rendering of the
-// conversation with that turn, from where the generation prompt ends (after the last user
-// message and the text the prompt puts after it; some templates move the system message or the
-// tools next to the last user message, so the whole prompt is not a prefix), less the
-// end-of-turn text after the calls.
-std::optional<std::string> RenderedCalls(const ChatTemplate& t, const nlohmann::ordered_json& calls,
-                                         const std::string& eos) {
-  nlohmann::ordered_json tools = nlohmann::ordered_json::parse(R"([
-    {"type": "function", "function": {"name": "get_weather", "description": "Weather.",
-      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
-    {"type": "function", "function": {"name": "get_time", "description": "Time.",
-      "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}}}}])");
-  const std::string question = "Weather in Paris and time in Tokyo?";
-  ChatTemplateInputs in;
-  in.bos_token = "<s>";
-  in.eos_token = eos;
-  in.extra["tools"] = tools;
-  in.messages = nlohmann::ordered_json::array(
-      {{{"role", "system"}, {"content", "Use tools."}}, {{"role", "user"}, {"content", question}}});
-  in.add_generation_prompt = true;
-  auto prompt = t.Render(in);
-  // As the server passes an OpenAI message with null content.
-  in.messages.push_back({{"role", "assistant"}, {"content", ""}, {"tool_calls", calls}});
-  in.add_generation_prompt = false;
-  auto full = t.Render(in);
-  if (!prompt.ok() || !full.ok()) return std::nullopt;
-  const size_t q_prompt = prompt->rfind(question), q_full = full->rfind(question);
-  if (q_prompt == std::string::npos || q_full == std::string::npos) return std::nullopt;
-  std::string after_question = prompt->substr(q_prompt + question.size());
-  // QwQ's generation prompt opens (or opens and closes) the thinking the model writes; past
-  // turns show none.
-  if (const size_t think = after_question.find("<think>"); think != std::string::npos) {
-    after_question.resize(think);
-  }
-  const size_t start = q_full + question.size() + after_question.size();
-  if (full->compare(q_full + question.size(), after_question.size(), after_question) != 0) {
-    return std::nullopt;
-  }
-  std::string turn = full->substr(start);
-  // Reasoning templates (Qwen3, QwQ) open the turn with its (here empty) thinking.
-  if (const size_t p = turn.find("</think>"); p != std::string::npos) turn.erase(0, p + 8);
-  for (const std::string& end :
-       {eos, std::string("<|eot_id|>"), std::string("<|eom_id|>"), std::string("<|im_end|>"),
-        std::string("</s>"), std::string("<|end_of_text|>"), std::string("<sep>")}) {
-    if (const size_t p = turn.rfind(end); !end.empty() && p != std::string::npos) {
-      turn.resize(p);
-    }
-  }
-  return turn;
-}
-
 TEST(ToolCallParserTest, UpstreamTemplatesRenderCallsThatParseBack) {
   const std::filesystem::path dir = testing::ChatTemplateDir() / "upstream";
   std::error_code ec;
@@ -247,7 +187,7 @@ TEST(ToolCallParserTest, UpstreamTemplatesRenderCallsThatParseBack) {
   std::map<ToolCallFormat, int> checked;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     if (e.path().extension() != ".jinja") continue;
-    const std::string source = ReadFile(e.path());
+    const std::string source = tool_testing::ReadFile(e.path());
     const ToolCallFormat format = DetectToolCallFormat(source);
     if (format == ToolCallFormat::kNone) continue;
     auto t = ChatTemplate::Parse(source);
@@ -255,7 +195,7 @@ TEST(ToolCallParserTest, UpstreamTemplatesRenderCallsThatParseBack) {
     const std::string name = e.path().filename().string();
     // Llama's templates allow one call per turn; the others render both.
     const bool single = format == ToolCallFormat::kLlama3Json;
-    auto turn = RenderedCalls(**t, single ? one : two, "</s>");
+    auto turn = tool_testing::RenderedCalls(**t, single ? one : two, "</s>");
     ASSERT_TRUE(turn) << name << ": the template did not render the calls after its prompt";
     const Parsed got = ParseEverySplit(format, *turn);
     EXPECT_EQ(got.calls, single ? want_one : want_two) << name << " rendered " << *turn;
@@ -289,7 +229,7 @@ TEST(ToolCallFormatTest, DetectsFamiliesOfUpstreamTemplates) {
       {"google-gemma-2-2b-it.jinja", ToolCallFormat::kNone},
   };
   for (const auto& [name, format] : want) {
-    const std::string source = ReadFile(dir / name);
+    const std::string source = tool_testing::ReadFile(dir / name);
     ASSERT_FALSE(source.empty()) << name;
     EXPECT_EQ(ToolCallFormatName(DetectToolCallFormat(source)), ToolCallFormatName(format)) << name;
   }
