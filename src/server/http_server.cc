@@ -9,6 +9,7 @@
 
 #include "server/generation_handler.h"
 #include "server/openai_protocol.h"
+#include "server/tokenize_endpoint.h"
 
 namespace jisu::server {
 
@@ -30,8 +31,8 @@ namespace {
 
 // Bounded label set for the request counters.
 std::string EndpointLabel(const std::string& path) {
-  for (const char* known :
-       {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"}) {
+  for (const char* known : {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health",
+                            "/metrics", "/tokenize", "/detokenize"}) {
     if (path == known) return known;
   }
   return "other";
@@ -107,7 +108,10 @@ void HttpServer::Install() {
 
   svr.set_pre_routing_handler([impl](const httplib::Request& req, httplib::Response& res) {
     ServerCpu::Charge(CpuStage::kHttp);  // reading the request line and headers
-    if (impl->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) {
+    // The API and the tokenizer endpoints need the key; /health and /metrics do not.
+    const bool guarded =
+        req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize";
+    if (impl->options.api_key.empty() || !guarded) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     if (BearerMatches(req.get_header_value("Authorization"), impl->options.api_key)) {
@@ -177,6 +181,15 @@ void HttpServer::Install() {
   };
   svr.Post("/v1/chat/completions", generation(Endpoint::kChat));
   svr.Post("/v1/completions", generation(Endpoint::kCompletion));
+  auto tokenizer = [impl](void (*handle)(const httplib::Request&, httplib::Response&,
+                                         const GenerationContext&)) {
+    return [impl, handle](const httplib::Request& req, httplib::Response& res) {
+      if (!impl->ready) return SetError(res, Unavailable("the model is still loading"));
+      handle(req, res, impl->ctx);
+    };
+  };
+  svr.Post("/tokenize", tokenizer(&HandleTokenize));
+  svr.Post("/detokenize", tokenizer(&HandleDetokenize));
 }
 
 Status HttpServer::Start() {
