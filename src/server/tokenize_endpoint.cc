@@ -66,6 +66,8 @@ std::optional<ApiError> ChatTokens(const std::string& body, const Json& j,
   const Model& model = *ctx.served->model;
   ChatTemplateInputs in;
   in.messages = g.messages;
+  // As /v1/chat/completions renders them, so the count is its prompt's (vLLM takes tools too).
+  if (!g.tools.tools.is_null()) in.extra["tools"] = g.tools.tools;
   in.add_generation_prompt = add_generation_prompt;
   in.bos_token = model.bos_token();
   in.eos_token = model.eos_token();

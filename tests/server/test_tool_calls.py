@@ -230,6 +230,13 @@ def test_hermes_like(jisu, workdir):
         r = s.chat(messages=follow)
         assert r.choices[0].finish_reason == "tool_calls"
         assert r.usage.prompt_tokens > s.chat().usage.prompt_tokens
+        # /tokenize renders the same prompt, tools included.
+        req = urllib.request.Request(
+            "http://127.0.0.1:%d/tokenize" % s.port, method="POST",
+            data=json.dumps({"messages": follow, "tools": TOOLS}).encode(),
+            headers={"Content-Type": "application/json"})
+        count = json.loads(urllib.request.urlopen(req, timeout=60).read())["count"]
+        assert count == r.usage.prompt_tokens, (count, r.usage.prompt_tokens)
         # Errors name their parameter; the server stays up.
         bad_request(lambda: s.chat(tool_choice="required"), "tool_choice")
         bad_request(lambda: s.chat(tool_choice={"type": "function",
