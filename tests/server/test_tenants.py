@@ -417,7 +417,8 @@ def test_https_with_a_self_signed_certificate():
                               http_client=httpx2.Client(verify=ctx, timeout=60))
             r = c.chat.completions.create(model="tiny-llama", max_tokens=3, temperature=0,
                                           messages=[{"role": "user", "content": "Hello"}])
-            assert r.choices[0].finish_reason in ("stop", "length") and r.usage.completion_tokens > 0
+            assert r.choices[0].finish_reason in ("stop", "length")
+            assert r.usage.completion_tokens > 0
             stream = c.completions.create(model="tiny-llama", prompt="Once", max_tokens=4,
                                           stream=True, extra_body={"ignore_eos": True})
             assert sum(1 for ch in stream if ch.choices and ch.choices[0].text) >= 1
@@ -465,9 +466,10 @@ def test_bad_files_are_clear_startup_errors():
              "--tls-cert %s: No such file" % os.path.join(d, "missing.crt")),
             (["--tls-cert", garbage, "--tls-key", pkey],
              "--tls-cert %s: not a usable PEM certificate" % garbage),
-            (["--tls-cert", cert, "--tls-key", garbage], "--tls-key %s: not a usable PEM" % garbage),
-            (["--tls-cert", cert, "--tls-key", pkey_b], "--tls-key %s: not a usable PEM private key "
-             "(or not the key of --tls-cert)" % pkey_b),
+            (["--tls-cert", cert, "--tls-key", garbage],
+             "--tls-key %s: not a usable PEM" % garbage),
+            (["--tls-cert", cert, "--tls-key", pkey_b],
+             "--tls-key %s: not a usable PEM private key (or not the key of --tls-cert)" % pkey_b),
             (["--tls-cert", cert], "--tls-cert and --tls-key go together"),
         ]
         keys = os.path.join(d, "keys.txt")
