@@ -89,8 +89,8 @@ Status RunServe(const ServeFlags& f) {
 
   server::HttpServer http(f.http);
   JISU_RETURN_IF_ERROR(http.Start());
-  std::fprintf(stderr, "listening on http://%s:%d (loading the model)\n", f.http.host.c_str(),
-               http.port());
+  std::fprintf(stderr, "listening on %s://%s:%d (loading the model)\n",
+               http.tls() ? "https" : "http", f.http.host.c_str(), http.port());
 
   JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model, load_options));
   const ModelConfig& c = model->config();
@@ -158,10 +158,21 @@ void RegisterServe(CLI::App& app) {
                   "model name in the API (default: the file or folder name)");
   cmd->add_option("--host", f->http.host, "address to listen on");
   cmd->add_option("--port", f->http.port, "port (0 = any free port)");
-  cmd->add_option("--api-key", f->http.api_key, "require Authorization: Bearer <key> on /v1/*");
+  cmd->add_option("--api-key", f->http.api_key,
+                  "one key for every client: Authorization: Bearer <key> on /v1/* and /metrics; "
+                  "the tenant stays the request's `user`");
+  cmd->add_option("--api-keys", f->http.api_keys_path,
+                  "keys file: one key per line with its tenant and optional limits "
+                  "(KEY tenant=NAME [rpm=N] [tpm=N] [concurrency=N] [metrics]; README)");
+  cmd->add_option("--prefix-cache-scope", f->http.prefix_cache_scope,
+                  "auto, tenant or global: whether cached prompt blocks are reused across "
+                  "tenants (global) or only within one (tenant); auto = tenant with --api-keys");
+  cmd->add_option("--tls-cert", f->http.tls_cert_path, "PEM certificate (chain): serve HTTPS");
+  cmd->add_option("--tls-key", f->http.tls_key_path, "PEM private key of --tls-cert");
   cmd->add_option("--max-connections", f->http.max_connections,
                   "concurrent HTTP connections served (threads)");
-  cmd->add_option("--max-body-bytes", f->http.max_body_bytes, "largest request body");
+  cmd->add_option("--max-body-bytes", f->http.max_body_bytes,
+                  "largest request body (413 beyond; default 8 MiB)");
   cmd->add_option("--drain-timeout", f->drain_timeout,
                   "seconds in-flight requests get to finish on SIGTERM");
   cmd->add_option("--kv-memory", f->kv_memory,

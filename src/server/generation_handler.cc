@@ -18,6 +18,7 @@
 #include <memory>
 #include <random>
 
+#include "server/access_control.h"
 #include "server/connection_probe.h"
 #include "server/generation_endpoint.h"
 #include "server/http_server.h"
@@ -81,7 +82,8 @@ ApiError SubmitError(const Status& s) {
 
 class GenerationRun {
  public:
-  GenerationRun(std::shared_ptr<const GenerationRequest> g, const GenerationContext& ctx)
+  GenerationRun(std::shared_ptr<const GenerationRequest> g, const GenerationContext& ctx,
+                Caller caller)
       : owned_(std::move(g)),
         g_(*owned_),
         shape_(ShapeOf(g_.endpoint)),
@@ -89,14 +91,21 @@ class GenerationRun {
         tok_(ctx.served->model->tokenizer()),
         job_(std::make_shared<Job>()),
         id_(NewId(shape_.id_prefix())),
-        created_(static_cast<int64_t>(std::time(nullptr))) {
+        created_(static_cast<int64_t>(std::time(nullptr))),
+        caller_(std::move(caller)) {
     ctx_.in_flight->fetch_add(1);
   }
 
+  // Every way a request ends (answered, failed, client gone, server stopping) ends here: the
+  // key's concurrency slot is freed and its completion tokens charged.
   ~GenerationRun() {
     CancelUnfinished();
+    caller_.lease.Release(completion_tokens());
     ctx_.in_flight->fetch_sub(1);
   }
+
+  // Submission failed: nothing ran, the prompt tokens are not the key's to pay.
+  void RefundPrompt() { caller_.lease.RefundPrompt(); }
 
   // Submits every choice; on failure cancels what was submitted.
   std::optional<ApiError> Submit(const std::vector<PreparedPrompt>& prompts) {
@@ -112,7 +121,8 @@ class GenerationRun {
             g_.max_tokens_given > 0 ? g_.max_tokens_given : shape_.DefaultMaxTokens(room);
         r.sampling.max_tokens = static_cast<int32_t>(std::min(want, room));
         if (r.sampling.seed && i > 0) r.sampling.seed = *r.sampling.seed + uint64_t(i);
-        r.tenant = engine.InternTenant(g_.user);
+        r.tenant = engine.InternTenant(caller_.tenant);
+        r.cache_salt = caller_.cache_salt;
         r.num_shared_prefix_tokens = prompts[p].num_shared_prefix;
         r.top_logprobs = g_.top_logprobs;
         r.options = g_.options;
@@ -435,6 +445,7 @@ class GenerationRun {
   std::string id_;
   int64_t created_;
   std::mt19937_64 rng_{std::random_device{}()};  // tool call ids
+  Caller caller_;
 };
 
 }  // namespace
@@ -463,10 +474,15 @@ void SetError(httplib::Response& res, const ApiError& error) {
 void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpoint endpoint,
                       const GenerationContext& ctx) {
   ServerCpu::Charge(CpuStage::kHttp);  // cpp-httplib read the body
+  Caller caller;
+  if (auto no = ctx.access->Admit(req.get_header_value("Authorization"), &caller)) {
+    return SetRefusal(res, *no);
+  }
   auto g = std::make_shared<GenerationRequest>();
   auto err = ParseGenerationRequest(req.body, endpoint, g.get());
   ServerCpu::Charge(CpuStage::kParse);
   if (err) return SetError(res, *err);
+  ctx.access->NameTenant(g->user, &caller);
   if (!g->model.empty() && g->model != ctx.served->name) {
     return SetError(res, ApiError::NotFound("The model '" + g->model +
                                                 "' does not exist; this server serves '" +
@@ -481,10 +497,16 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
   err = Prepare(ShapeOf(g->endpoint), *g, ctx, &prompts);
   ServerCpu::Charge(CpuStage::kPrepare);
   if (err) return SetError(res, *err);
-  auto run = std::make_shared<GenerationRun>(g, ctx);
+  int64_t prompt_tokens = 0;
+  for (const PreparedPrompt& p : prompts) prompt_tokens += static_cast<int64_t>(p.tokens.size());
+  if (auto no = AccessControl::ChargePrompt(prompt_tokens, &caller)) return SetRefusal(res, *no);
+  auto run = std::make_shared<GenerationRun>(g, ctx, std::move(caller));
   err = run->Submit(prompts);
   ServerCpu::Charge(CpuStage::kSubmit);
-  if (err) return SetError(res, *err);
+  if (err) {
+    run->RefundPrompt();
+    return SetError(res, *err);
+  }
   if (!g->stream) {
     ConnectionProbe probe(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
     auto [status, body] = run->Collect(&probe);

@@ -25,6 +25,7 @@ struct Response;
 namespace jisu::server {
 
 struct ServedModel;
+class AccessControl;
 
 // Engine request ids being served, so a drain can cancel what is left.
 class LiveRequests {
@@ -45,6 +46,7 @@ struct GenerationContext {
   HttpMetrics* metrics = nullptr;
   LiveRequests* live = nullptr;
   std::atomic<int64_t>* in_flight = nullptr;  // HTTP generation requests not yet answered
+  AccessControl* access = nullptr;            // keys, tenants, per-key limits
 };
 
 // Fills `res` (status, headers, body or a streaming provider).
