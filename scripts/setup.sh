@@ -30,14 +30,9 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 # chat-template tests: 76 MB, checked by its SHA-256. Then what jinja2 renders from each
 # template, in transformers' environment, for chat_template_test.cc to compare with.
 .venv/bin/python tools/fetch_vocab_tests.py .venv/share/jisu/llama_cpp_vocab \
-  --templates .venv/share/jisu/chat_templates/upstream --grammar .venv/share/jisu/llama_cpp_grammar
+  --templates .venv/share/jisu/chat_templates/upstream
 .venv/bin/python tools/render_chat_references.py .venv/share/jisu/chat_templates/upstream \
   .venv/share/jisu/chat_templates/upstream-expected
-# llama.cpp's GBNF validator from the same sdist, the reference for the tool-call grammars.
-g=.venv/share/jisu/llama_cpp_grammar
-g++ -std=c++17 -O1 -I$g/include -I$g/ggml/include -I$g/src -o $g/gbnf-validator \
-  $g/src/llama-grammar.cpp $g/src/unicode.cpp $g/src/unicode-data.cpp \
-  $g/tests/test-gbnf-validator.cpp tools/gbnf_validator_stubs.cpp
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build

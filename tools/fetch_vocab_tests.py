@@ -9,13 +9,11 @@ Mistral, DeepSeek, Command R, Gemma, gpt-oss, ...). The llama-cpp-python sdist o
 that folder; this takes those files out of it (pip, --no-deps, the sdist checked by its
 SHA-256, downloaded once for both) and writes the vocabularies to DEST, where
 tokenizer_pretok_test.cc looks for them, and with --templates every template to TEMPLATES_DEST
-(tools/render_chat_references.py renders them for chat_template_test.cc), and with --grammar
-the sources of llama.cpp's GBNF validator to GRAMMAR_DEST (scripts/setup.sh compiles them with
-tools/gbnf_validator_stubs.cpp: the reference the tool-call grammars are checked against).
+(tools/render_chat_references.py renders them for chat_template_test.cc). Only data leaves
+the sdist: no llama.cpp code is extracted or built.
 
     .venv/bin/python tools/fetch_vocab_tests.py .venv/share/jisu/llama_cpp_vocab \
-        [--templates .venv/share/jisu/chat_templates/upstream] \
-        [--grammar .venv/share/jisu/llama_cpp_grammar]
+        [--templates .venv/share/jisu/chat_templates/upstream]
 """
 
 import hashlib
@@ -29,14 +27,6 @@ PACKAGE, VERSION = "llama-cpp-python", "0.3.36"
 SDIST_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 MODELS = "llama_cpp_python-0.3.36/vendor/llama.cpp/models/"
 TEMPLATES = MODELS + "templates/"
-LLAMA_CPP = "llama_cpp_python-0.3.36/vendor/llama.cpp/"
-# llama-grammar.cpp, unicode.cpp and the headers they include, and the validator's main.
-GRAMMAR_SOURCES = [
-    "src/llama-grammar.cpp", "src/llama-grammar.h", "src/llama-impl.h", "src/llama-sampler.h",
-    "src/llama-vocab.h", "src/unicode.cpp", "src/unicode.h", "src/unicode-data.cpp",
-    "src/unicode-data.h", "include/llama.h", "ggml/include/ggml.h", "ggml/include/ggml-alloc.h",
-    "ggml/include/ggml-backend.h", "ggml/include/ggml-cpu.h", "ggml/include/ggml-opt.h",
-    "ggml/include/gguf.h", "tests/test-gbnf-validator.cpp"]
 # The families jisu's tokenizer covers (BERT's WordPiece and T5's Unigram are not BPE).
 FAMILIES = ["command-r", "deepseek-coder", "deepseek-llm", "falcon", "gemma-4", "gpt-2",
             "llama-bpe", "llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder"]
@@ -67,10 +57,9 @@ def write_stamped(dest, files):
         f.write(f"{PACKAGE}=={VERSION} {SDIST_SHA256}\n")
 
 
-def fetch(dest, templates_dest=None, grammar_dest=None):
+def fetch(dest, templates_dest=None):
     names = [f"ggml-vocab-{f}.gguf{ext}" for f in FAMILIES for ext in ("", ".inp", ".out")]
-    if (up_to_date(dest, names) and (templates_dest is None or up_to_date(templates_dest, []))
-            and (grammar_dest is None or up_to_date(grammar_dest, GRAMMAR_SOURCES))):
+    if up_to_date(dest, names) and (templates_dest is None or up_to_date(templates_dest, [])):
         return
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
@@ -88,7 +77,6 @@ def fetch(dest, templates_dest=None, grammar_dest=None):
             jinja = {m.name[len(TEMPLATES):]: tar.extractfile(m).read() for m in tar.getmembers()
                      if m.isfile() and m.name.startswith(TEMPLATES) and m.name.endswith(".jinja")
                      and "/" not in m.name[len(TEMPLATES):]}
-            grammar = {n: tar.extractfile(LLAMA_CPP + n).read() for n in GRAMMAR_SOURCES}
     write_stamped(dest, vocab)
     print(f"{len(vocab)} files from {PACKAGE} {VERSION} in {dest}")
     if templates_dest is not None:
@@ -96,17 +84,14 @@ def fetch(dest, templates_dest=None, grammar_dest=None):
             sys.exit(f"{PACKAGE}=={VERSION}: no chat templates under {TEMPLATES}")
         write_stamped(templates_dest, jinja)
         print(f"{len(jinja)} chat templates from {PACKAGE} {VERSION} in {templates_dest}")
-    if grammar_dest is not None:
-        write_stamped(grammar_dest, grammar)
-        print(f"llama.cpp's GBNF validator sources from {PACKAGE} {VERSION} in {grammar_dest}")
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    options = {"--templates": None, "--grammar": None}
+    options = {"--templates": None}
     while len(args) >= 3 and args[-2] in options:
         options[args[-2]] = args[-1]
         args = args[:-2]
     if len(args) != 1:
         sys.exit(__doc__)
-    fetch(args[0], options["--templates"], options["--grammar"])
+    fetch(args[0], options["--templates"])
