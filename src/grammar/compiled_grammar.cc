@@ -9,12 +9,13 @@ namespace jisu::grammar {
 namespace {
 
 // Per byte depth of the walk: the stacks after the prefix, and how the prefix left the known
-// frames. exit_here: a path popped to the unknown caller on this byte (or completed the root,
-// under kBottom); exited_any: on this byte or an earlier one.
+// frames. exit_here: a path popped to the unknown caller after this many bytes (or, under
+// kBottom, completed the root); pending: a path left earlier with a next byte that can follow
+// the exited rule, so the caller decides.
 struct Level {
   std::vector<uint32_t> tops;
   bool exit_here = false;
-  bool exited_any = false;
+  bool pending = false;
   size_t pool_mark = 0;
 };
 
@@ -54,7 +55,14 @@ MaskEntry CompiledGrammar::Compute(uint32_t state, uint32_t parent_state) const 
   const TokenVocab& v = *vocab_;
   StackPool pool(max_depth_);
   StackStepper step(program_, &pool);
-  const uint32_t parent = parent_state == kBottom ? kBottom : pool.Intern(parent_state, kUnknown);
+  const bool bottom = parent_state == kBottom;
+  const uint32_t parent = bottom ? kBottom : pool.Intern(parent_state, kUnknown);
+  // A path that pops the parent frame leaves its rule; only a byte of that rule's FOLLOW set can
+  // come next, whatever the caller (xgrammar's lookahead, in its simplest form).
+  const uint32_t exited_rule = bottom ? 0 : program_.rule_of(parent_state);
+  auto follows = [&](char b) {
+    return !bottom && program_.Follows(exited_rule, static_cast<uint8_t>(b));
+  };
   std::vector<Level> levels(v.max_token_bytes() + 1);
   levels[0].tops.push_back(pool.Intern(state, parent));
   levels[0].pool_mark = pool.size();
@@ -73,10 +81,10 @@ MaskEntry CompiledGrammar::Compute(uint32_t state, uint32_t parent_state) const 
       Level& next = levels[d + 1];
       StepFlags f;
       step.Advance(levels[d].tops, static_cast<uint8_t>(tok[d]), &next.tops, &f);
-      // Under kBottom, completing the root is exact context (nothing may follow); report it as
-      // an exit at this byte so a token ending here is accepted and longer ones are not.
-      next.exit_here = f.exited || (parent_state == kBottom && f.complete);
-      next.exited_any = levels[d].exited_any || f.exited;
+      // Under kBottom, completing the root is exact context (nothing may follow): a token
+      // ending here is accepted and longer ones are not.
+      next.exit_here = f.exited || (bottom && f.complete);
+      next.pending = levels[d].pending || (levels[d].exit_here && follows(tok[d]));
       next.pool_mark = pool.size();
       ++d;
       valid = d;
@@ -86,21 +94,23 @@ MaskEntry CompiledGrammar::Compute(uint32_t state, uint32_t parent_state) const 
       ++i;
       continue;
     }
-    // Dead at depth d (d >= 1): every token sharing tok[0, d) ends the same way.
+    // Dead at depth d (d >= 1): every token sharing tok[0, d) ends the same way, except for
+    // the byte after the prefix when a path left the known frames exactly there.
     const Level& dead = levels[d];
-    const bool ends_here = tok.size() == d;
     size_t end = i + 1;
     while (end < n && v.lcp(end) >= d) ++end;
-    if (ends_here) {
+    size_t k = i;
+    if (tok.size() == d) {  // the prefix itself is a token: it sorts first
       if (dead.exit_here) {
         accepted.push_back(v.sorted_id(i));
-      } else if (levels[d - 1].exited_any) {
+      } else if (dead.pending) {
         uncertain.push_back(static_cast<uint32_t>(i));
       }
+      ++k;
     }
-    if (dead.exited_any) {  // longer tokens continue in the unknown caller
-      for (size_t k = ends_here ? i + 1 : i; k < end; ++k) {
-        uncertain.push_back(static_cast<uint32_t>(k));
+    if (dead.pending || (dead.exit_here && !bottom)) {
+      for (; k < end; ++k) {
+        if (dead.pending || follows(v.sorted_bytes(k)[d])) uncertain.push_back(static_cast<uint32_t>(k));
       }
     }
     i = end;

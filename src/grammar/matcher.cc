@@ -131,6 +131,7 @@ void GrammarMatcher::CheckUncertain(uint32_t top, const MaskEntry& entry, uint32
   for (uint32_t idx : entry.uncertain) {
     const int32_t id = v.sorted_id(idx);
     if ((mask[id >> 5] >> (id & 31)) & 1) continue;  // another stack accepted it already
+    ++work_.uncertain;
     const std::string_view tok = v.sorted_bytes(idx);
     size_t d = 0;
     while (d < prev.size() && d < tok.size() && d < valid && prev[d] == tok[d]) ++d;
@@ -153,7 +154,9 @@ void GrammarMatcher::CheckUncertain(uint32_t top, const MaskEntry& entry, uint32
 void GrammarMatcher::FillMask(uint32_t* mask) {
   const TokenVocab& v = grammar_->vocab();
   std::memset(mask, 0, v.mask_words() * sizeof(uint32_t));
+  work_ = MaskWork{};
   if (!error_.ok() || cur_.ended) return;
+  work_.tops = static_cast<int64_t>(cur_.tops.size());
   seen_keys_.clear();
   for (uint32_t top : cur_.tops) {
     const StackNode n = pool_.node(top);

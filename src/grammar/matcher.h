@@ -61,6 +61,13 @@ class GrammarMatcher {
   int num_rollback() const { return static_cast<int>(history_.size()); }
   int64_t num_tokens() const { return num_tokens_; }
 
+  // What the last FillMask did: stacks, and uncertain tokens run on the real stack.
+  struct MaskWork {
+    int64_t tops = 0;
+    int64_t uncertain = 0;
+  };
+  const MaskWork& last_mask_work() const { return work_; }
+
   // Set when a bound was hit (stack nodes, stacks per state); the request must end.
   const Status& error() const { return error_; }
   const CompiledGrammar& grammar() const { return *grammar_; }
@@ -90,6 +97,7 @@ class GrammarMatcher {
   int64_t num_tokens_ = 0;
   size_t collect_at_ = 1 << 14;
   Status error_;
+  MaskWork work_;
   // Scratch.
   std::vector<uint32_t> a_, b_, one_;
   std::vector<std::vector<uint32_t>> levels_;  // CheckUncertain's walk, per byte depth

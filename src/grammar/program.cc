@@ -30,6 +30,7 @@ class ProgramBuilder {
       JISU_RETURN_IF_ERROR(LowerRule(static_cast<uint32_t>(r), *body));
     }
     JISU_RETURN_IF_ERROR(Check());
+    ComputeFollow();
     return std::move(p_);
   }
 
@@ -57,6 +58,7 @@ class ProgramBuilder {
     for (const Alternative& alt : alts) {
       p_.alt_starts_.push_back(static_cast<uint32_t>(p_.states_.size()));
       JISU_RETURN_IF_ERROR(Place(alt));
+      p_.state_rule_.resize(p_.states_.size(), r);
     }
     p_.rule_alts_[r] = {first, static_cast<uint32_t>(p_.alt_starts_.size())};
     return Status::Ok();
@@ -286,6 +288,7 @@ class ProgramBuilder {
         }
       }
     }
+    nullable_ = nullable;
     if (!productive[p_.root_]) {
       return Status::InvalidArgument("the grammar cannot produce any complete string from '" +
                                      p_.rule_names_[p_.root_] + "'");
@@ -339,8 +342,73 @@ class ProgramBuilder {
     return Status::Ok();
   }
 
+  using Bytes = std::array<uint64_t, 4>;
+  static bool Or(Bytes* dst, const Bytes& src) {
+    bool changed = false;
+    for (int i = 0; i < 4; ++i) {
+      const uint64_t v = (*dst)[i] | src[i];
+      changed |= v != (*dst)[i];
+      (*dst)[i] = v;
+    }
+    return changed;
+  }
+  // First bytes of kMatch state s's element.
+  Bytes MatchFirst(uint32_t s) const {
+    Bytes b = p_.byte_sets_[p_.states_[s].byte_set];
+    for (const ByteTransition& t : p_.transitions(s)) {
+      for (int c = t.lo; c <= t.hi; ++c) b[c >> 6] |= uint64_t{1} << (c & 63);
+    }
+    return b;
+  }
+  // FIRST of the states from s to its alternative's end into `out`; true if they can all be
+  // empty.
+  bool SeqFirst(uint32_t s, const std::vector<Bytes>& first, Bytes* out) const {
+    for (;; ++s) {
+      const ProgramState& st = p_.states_[s];
+      if (st.kind == StateKind::kEnd) return true;
+      if (st.kind == StateKind::kMatch) {
+        Or(out, MatchFirst(s));
+        return false;
+      }
+      Or(out, first[st.rule]);
+      if (!nullable_[st.rule]) return false;
+    }
+  }
+  // FIRST and FOLLOW byte sets by fixpoint (the root is followed by nothing).
+  void ComputeFollow() {
+    const size_t n = p_.rule_alts_.size();
+    std::vector<Bytes> first(n, Bytes{});
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t r = 0; r < n; ++r) {
+        for (uint32_t a : p_.alternatives(r)) {
+          Bytes b{};
+          SeqFirst(a, first, &b);
+          changed |= Or(&first[r], b);
+        }
+      }
+    }
+    p_.follow_.assign(n, Bytes{});
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t r = 0; r < n; ++r) {
+        for (uint32_t a : p_.alternatives(r)) {
+          for (uint32_t s = a; p_.states_[s].kind != StateKind::kEnd; ++s) {
+            if (p_.states_[s].kind != StateKind::kRef) continue;
+            const uint32_t q = p_.states_[s].rule;
+            Bytes f{};
+            const bool rest_nullable = SeqFirst(s + 1, first, &f);
+            if (rest_nullable) Or(&f, p_.follow_[r]);
+            changed |= Or(&p_.follow_[q], f);
+          }
+        }
+      }
+    }
+  }
+
   const Grammar& g_;
   Program p_;
+  std::vector<char> nullable_;
   std::vector<const Expr*> pending_;
   std::vector<std::unique_ptr<Expr>> owned_;
   std::map<std::array<uint64_t, 4>, uint32_t> byte_set_index_;

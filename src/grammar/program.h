@@ -65,6 +65,11 @@ class Program {
     return {alt_starts_.data() + rule_alts_[r].first, alt_starts_.data() + rule_alts_[r].second};
   }
   const std::string& rule_name(uint32_t r) const { return rule_names_[r]; }
+  // The rule whose alternative holds state s.
+  uint32_t rule_of(uint32_t s) const { return state_rule_[s]; }
+  // Whether byte b can come right after rule r completes, in some context (its FOLLOW set).
+  // The mask cache uses it to reject tokens that leave a rule with a byte nothing accepts.
+  bool Follows(uint32_t r, uint8_t b) const { return (follow_[r][b >> 6] >> (b & 63)) & 1; }
 
  private:
   friend class ProgramBuilder;
@@ -74,6 +79,8 @@ class Program {
   std::vector<std::pair<uint32_t, uint32_t>> rule_alts_;  // [first, last) into alt_starts_
   std::vector<uint32_t> alt_starts_;
   std::vector<std::string> rule_names_;  // helpers: "<rule>/group", "<rule>/rep", ...
+  std::vector<uint32_t> state_rule_;
+  std::vector<std::array<uint64_t, 4>> follow_;  // per rule
   uint32_t root_ = 0;
 };
 
