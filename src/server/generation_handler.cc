@@ -404,6 +404,10 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
   if (Status s = ctx.served->engine->CheckOptions(g->options, g->sampling); !s.ok()) {
     return SetError(res, OptionError(s));
   }
+  // Compiles the constraint (cached: Submit finds it) so a bad one names its field.
+  if (Status s = ctx.served->engine->CheckStructuredOutput(g->sampling.structured); !s.ok()) {
+    return SetError(res, ApiError::BadRequest(s.message(), g->constraint_param));
+  }
   std::vector<PreparedPrompt> prompts;
   err = Prepare(ShapeOf(g->endpoint), *g, ctx, &prompts);
   ServerCpu::Charge(CpuStage::kPrepare);
