@@ -194,6 +194,7 @@ class GbnfParser {
   Result<uint32_t> ParseChar() {
     if (AtEnd()) return Error("unexpected end of the grammar");
     if (Peek() == '\\') {
+      const size_t at = pos_;
       ++pos_;
       if (AtEnd()) return Error("unexpected end after '\\'");
       const char e = s_[pos_++];
@@ -213,14 +214,13 @@ class GbnfParser {
         case '\'':
           return uint32_t(static_cast<unsigned char>(e));
         case 'x':
-          return ParseHex(2);
+          return ParseHex(2, at);
         case 'u':
-          return ParseHex(4);
+          return ParseHex(4, at);
         case 'U':
-          return ParseHex(8);
+          return ParseHex(8, at);
         default:
-          --pos_;
-          return Error(std::string("unknown escape '\\") + e + "'");
+          return ErrorAt(at, std::string("unknown escape '\\") + e + "'");
       }
     }
     char32_t cp;
@@ -230,7 +230,8 @@ class GbnfParser {
     return static_cast<uint32_t>(cp);
   }
 
-  Result<uint32_t> ParseHex(int digits) {
+  // `at`: the escape's backslash, for the error.
+  Result<uint32_t> ParseHex(int digits, size_t at) {
     uint32_t v = 0;
     for (int i = 0; i < digits; ++i) {
       const int h = HexValue(Peek());
@@ -239,7 +240,7 @@ class GbnfParser {
       ++pos_;
     }
     if (v > kMaxCodePoint || (v >= 0xD800 && v <= 0xDFFF)) {
-      return Error("escape is not a Unicode scalar value");
+      return ErrorAt(at, "escape is not a Unicode scalar value");
     }
     return v;
   }
@@ -269,7 +270,8 @@ class GbnfParser {
       if (Peek() == '\n' || Peek() == '\r') return Error("newline inside a character class");
       JISU_ASSIGN_OR_RETURN(uint32_t lo, ParseChar());
       uint32_t hi = lo;
-      if (Peek() == '-' && Peek(1) != ']' && pos_ + 1 < s_.size()) {
+      if (Peek() == '-' && Peek(1) != ']' && Peek(1) != '\n' && Peek(1) != '\r' &&
+          pos_ + 1 < s_.size()) {
         ++pos_;
         const size_t at = pos_;
         JISU_ASSIGN_OR_RETURN(hi, ParseChar());

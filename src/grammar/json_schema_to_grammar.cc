@@ -247,11 +247,35 @@ class SchemaConverter {
     for (const Json& v : values) {
       bool ok = types.empty();
       for (const std::string& t : types) ok |= Matches(v, t);
-      if (ok) alts.push_back(Expr::Literal(v.dump()));
+      if (!ok) continue;
+      JISU_ASSIGN_OR_RETURN(Expr e, ConstExpr(v));
+      alts.push_back(std::move(e));
     }
     if (Nullable(s) && types.empty()) alts.push_back(Expr::Literal("null"));
     if (alts.empty()) return Bad(ptr, "no enum/const value has the schema's type");
     return Expr::Alt(std::move(alts));
+  }
+
+  // One JSON value exactly, with the usual whitespace allowed inside objects and arrays.
+  Result<Expr> ConstExpr(const Json& v) {
+    if (!v.is_object() && !v.is_array()) return Expr::Literal(v.dump());
+    JISU_ASSIGN_OR_RETURN(Expr ws, rules_.Ws());
+    const bool obj = v.is_object();
+    std::vector<Expr> seq = {Expr::Literal(obj ? "{" : "["), ws};
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!first) seq.push_back(Expr::Seq({ws, Expr::Literal(","), ws}));
+      first = false;
+      if (obj) {
+        seq.push_back(Expr::Literal(Json(it.key()).dump()));
+        seq.push_back(Expr::Seq({ws, Expr::Literal(":"), ws}));
+      }
+      JISU_ASSIGN_OR_RETURN(Expr e, ConstExpr(it.value()));
+      seq.push_back(std::move(e));
+    }
+    if (!v.empty()) seq.push_back(ws);
+    seq.push_back(Expr::Literal(obj ? "}" : "]"));
+    return Expr::Seq(std::move(seq));
   }
 
   Result<Expr> RefExpr(const Json& ref, const std::string& ptr) {
