@@ -263,6 +263,16 @@ def json_cases():
                                         "additionalProperties": {"type": "boolean"}}, {},
                   [{"a": 1}, {"a": 1, "b": True}, {"a": 1, "b": 2}, {"b": True},
                    {"a": 1, "b": True, "c": False}, {"a": 1, "a2": True}], False))
+    cases.append(("map with property counts",
+                  {"type": "object", "additionalProperties": {"type": "integer"},
+                   "minProperties": 1, "maxProperties": 2}, {},
+                  [{}, {"a": 1}, {"a": 1, "b": 2}, {"a": 1, "b": 2, "c": 3}, {"a": "x"}], False))
+    cases.append(("properties and counts",
+                  {"type": "object", "properties": {"id": {"type": "integer"}},
+                   "required": ["id"], "additionalProperties": {"type": "boolean"},
+                   "minProperties": 2, "maxProperties": 3}, {},
+                  [{"id": 1}, {"id": 1, "x": True}, {"id": 1, "x": True, "y": False},
+                   {"id": 1, "x": True, "y": False, "z": True}], False))
     cases.append(("any object", {"type": "object"}, {"strict": True},
                   [{}, {"a": 1}, {"a": [1, {"b": None}], "c": "d"}, [], "x"], "strictany"))
     cases.append(("date", {"type": "string", "format": "date"}, {},

@@ -21,7 +21,8 @@ const std::set<std::string> kKeywords = {
     "prefixItems",  "minItems",    "maxItems",  "enum",                 "const",
     "anyOf",        "oneOf",       "allOf",     "$ref",                 "$defs",
     "definitions",  "minLength",   "maxLength", "pattern",              "format",
-    "minimum",      "maximum",     "exclusiveMinimum", "exclusiveMaximum", "nullable"};
+    "minimum",      "maximum",     "exclusiveMinimum", "exclusiveMaximum", "nullable",
+    "minProperties", "maxProperties"};
 const std::set<std::string> kTypes = {"object", "array",   "string", "number",
                                       "integer", "boolean", "null"};
 constexpr int kMaxDepth = 128;
@@ -188,7 +189,9 @@ class SchemaConverter {
       }
       return false;
     };
-    if (any_of({"properties", "required", "additionalProperties"})) types.push_back("object");
+    if (any_of({"properties", "required", "additionalProperties", "minProperties", "maxProperties"})) {
+      types.push_back("object");
+    }
     if (any_of({"items", "prefixItems", "minItems", "maxItems"})) types.push_back("array");
     if (any_of({"minLength", "maxLength", "pattern", "format"})) types.push_back("string");
     if (any_of({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})) {
@@ -489,7 +492,10 @@ class SchemaConverter {
       props.emplace_back(k, additional);
     }
     JISU_ASSIGN_OR_RETURN(Expr ws, rules_.Ws());
-    if (props.empty() && additional == &kAny) return rules_.Object();
+    if (props.empty() && additional == &kAny && !s.contains("minProperties") &&
+        !s.contains("maxProperties")) {
+      return rules_.Object();
+    }
     JISU_ASSIGN_OR_RETURN(uint32_t rule, g_.AddUniqueRule(name));
     std::vector<Expr> kvs;
     std::vector<bool> req;
@@ -510,6 +516,22 @@ class SchemaConverter {
       extra = Expr::Seq({std::move(key), ws, Expr::Literal(":"), ws, std::move(v)});
     }
     const Expr comma = Expr::Seq({ws, Expr::Literal(","), ws});
+    // min/maxProperties bound the extra members: at least minProperties - required (the
+    // optional properties may add more), at most maxProperties - properties (if all are given).
+    JISU_ASSIGN_OR_RETURN(uint32_t min_props, Count(s, "minProperties", ptr, 0));
+    JISU_ASSIGN_OR_RETURN(uint32_t max_props, Count(s, "maxProperties", ptr, kUnbounded));
+    const uint32_t n_props = static_cast<uint32_t>(kvs.size());
+    const uint32_t n_required = static_cast<uint32_t>(std::count(req.begin(), req.end(), true));
+    if (min_props > max_props) return Bad(ptr, "minProperties is above maxProperties");
+    if (max_props != kUnbounded && max_props < n_props) {
+      return Bad(ptr, "maxProperties below the number of properties is not supported");
+    }
+    uint32_t extra_min = min_props > n_required ? min_props - n_required : 0;
+    const uint32_t extra_max = max_props == kUnbounded ? kUnbounded : max_props - n_props;
+    if (extra_min > 0 && !extra) {
+      return Bad(ptr, "minProperties above the required properties needs additionalProperties");
+    }
+    if (extra_min > extra_max) return Bad(ptr, "minProperties and maxProperties leave no room");
     const bool all_required = std::all_of(req.begin(), req.end(), [](bool b) { return b; });
     if (all_required && !extra) {
       std::vector<Expr> seq = {Expr::Literal("{"), ws};
@@ -528,9 +550,11 @@ class SchemaConverter {
       JISU_ASSIGN_OR_RETURN(c[i], g_.AddUniqueRule(name + "-c" + std::to_string(i)));
       JISU_ASSIGN_OR_RETURN(r[i], g_.AddUniqueRule(name + "-r" + std::to_string(i)));
     }
-    if (extra) {
-      g_.SetBody(c[n], Expr::Star(Expr::Seq({comma, *extra})));
-      g_.SetBody(r[n], Expr::Optional(Expr::Seq({*extra, Expr::Ref(c[n])})));
+    if (extra && extra_max > 0) {
+      const uint32_t more_max = extra_max == kUnbounded ? kUnbounded : extra_max - 1;
+      g_.SetBody(c[n], Tail(comma, *extra, extra_min, extra_max));
+      Expr first = Expr::Seq({*extra, Tail(comma, *extra, extra_min > 0 ? extra_min - 1 : 0, more_max)});
+      g_.SetBody(r[n], extra_min > 0 ? std::move(first) : Expr::Optional(std::move(first)));
     }
     for (size_t i = n; i-- > 0;) {
       Expr with_comma = Expr::Seq({comma, kvs[i]});
