@@ -6,11 +6,32 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jisu/status.h"
 
 namespace jisu {
+
+// A constraint on the generated text (structured output): what is generated is forced to match
+// it, token by token (src/grammar/). The engine compiles it once per request at Submit (cached
+// per model) and refuses a bad one there with InvalidArgument naming the problem.
+struct StructuredOutput {
+  enum class Kind : uint8_t {
+    kNone,        // unconstrained
+    kJsonObject,  // any JSON object (OpenAI's response_format json_object); `text` unused
+    kJsonSchema,  // `text`: a JSON Schema; the output is JSON valid against it
+    kGrammar,     // `text`: a GBNF grammar (llama.cpp's syntax), starting at rule `root`
+    kRegex,       // `text`: a regular expression the whole output matches
+  };
+  Kind kind = Kind::kNone;
+  std::string text;
+  // kJsonSchema: additionalProperties absent means no other keys (OpenAI's strict: true).
+  bool strict = false;
+
+  static constexpr size_t kMaxTextBytes = 1 << 20;
+  bool enabled() const { return kind != Kind::kNone; }
+};
 
 struct SamplingParams {
   float temperature = 1.0f;  // 0 = greedy
@@ -26,9 +47,16 @@ struct SamplingParams {
   int32_t max_tokens = 256;
   std::vector<std::string> stop;  // stop strings
   bool ignore_eos = false;
+  // OpenAI's logit_bias: (token id, bias in [-100, 100]) added to the logit before everything
+  // else (penalties, temperature, filters). Ids must be below the model's vocabulary size
+  // (Engine::Submit checks).
+  std::vector<std::pair<int32_t, float>> logit_bias;
+  // Structured output; kNone = unconstrained.
+  StructuredOutput structured;
 
   static constexpr size_t kMaxStopStrings = 16;
   static constexpr size_t kMaxStopBytes = 1024;
+  static constexpr size_t kMaxLogitBias = 1024;
 
   // Names the first invalid field (e.g. "temperature must be >= 0").
   Status Validate() const;

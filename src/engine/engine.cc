@@ -17,11 +17,12 @@ double Now() {
 }  // namespace
 
 struct Engine::Live {
-  Live(const EngineRequest& r, OutputCallback cb, const Model& model, double t)
+  Live(const EngineRequest& r, OutputCallback cb, const Model& model, double t,
+       std::shared_ptr<const grammar::CompiledGrammar> grammar)
       : request(r),
         callback(std::move(cb)),
         output(r.sampling, r.top_logprobs, model.tokenizer(), model.eos_ids(),
-               static_cast<int32_t>(model.config().vocab_size)),
+               static_cast<int32_t>(model.config().vocab_size), std::move(grammar)),
         submit_time(t) {}
   EngineRequest request;
   OutputCallback callback;
@@ -144,6 +145,25 @@ Engine::~Engine() {
   if (thread_.joinable()) thread_.join();
 }
 
+grammar::GrammarCompiler& Engine::grammars() const {
+  std::call_once(grammar_once_, [this] {
+    auto vocab = grammar::TokenVocab::FromTokenizer(
+        model_.tokenizer(), static_cast<int32_t>(model_.config().vocab_size), model_.eos_ids());
+    grammar_compiler_ = std::make_unique<grammar::GrammarCompiler>(std::move(vocab));
+  });
+  return *grammar_compiler_;
+}
+
+Result<std::shared_ptr<const grammar::CompiledGrammar>> Engine::CompileConstraint(
+    const StructuredOutput& constraint) const {
+  return grammars().Compile(constraint);
+}
+
+Status Engine::CheckStructuredOutput(const StructuredOutput& constraint) const {
+  if (!constraint.enabled()) return Status::Ok();
+  return CompileConstraint(constraint).status();
+}
+
 Result<RequestId> Engine::Submit(EngineRequest request, OutputCallback on_output) {
   JISU_RETURN_IF_ERROR(request.sampling.Validate());
   if (request.prompt.empty()) return Status::InvalidArgument("the prompt is empty");
@@ -157,6 +177,18 @@ Result<RequestId> Engine::Submit(EngineRequest request, OutputCallback on_output
     if (id < 0 || id >= vocab) return Status::InvalidArgument("prompt token id out of range");
   }
   if (request.sampling.max_tokens < 1) return Status::InvalidArgument("max_tokens must be >= 1");
+  for (const auto& [id, bias] : request.sampling.logit_bias) {
+    if (id >= vocab) {
+      return Status::InvalidArgument("logit_bias token id " + std::to_string(id) +
+                                     " is not below the vocabulary size " + std::to_string(vocab));
+    }
+  }
+  // Compiled here, at admission (cached per constraint text), so a bad constraint is refused
+  // before it is queued and the loop thread never compiles.
+  std::shared_ptr<const grammar::CompiledGrammar> compiled;
+  if (request.sampling.structured.enabled()) {
+    JISU_ASSIGN_OR_RETURN(compiled, CompileConstraint(request.sampling.structured));
+  }
   // Per-tenant state is indexed by id: only interned (small, dense) ids are accepted.
   if (request.tenant < 0 || request.tenant >= tenants_.max_tenants()) {
     return Status::InvalidArgument("tenant id " + std::to_string(request.tenant) +
@@ -171,7 +203,8 @@ Result<RequestId> Engine::Submit(EngineRequest request, OutputCallback on_output
                                      " waiting requests)");
   }
   const RequestId id = next_id_++;
-  inbox_.push_back(Pending{id, std::move(request), std::move(on_output), Now()});
+  inbox_.push_back(
+      Pending{id, std::move(request), std::move(on_output), Now(), std::move(compiled)});
   wake_.notify_one();
   return id;
 }
@@ -244,7 +277,8 @@ void Engine::Loop() {
         p.callback(out);
         continue;
       }
-      live_[p.id] = std::make_unique<Live>(p.request, std::move(p.callback), model_, p.submit_time);
+      live_[p.id] = std::make_unique<Live>(p.request, std::move(p.callback), model_, p.submit_time,
+                                           std::move(p.grammar));
     }
     for (RequestId id : cancels) {
       auto it = live_.find(id);
@@ -301,6 +335,9 @@ void Engine::ProposeDrafts(RequestId id, Live* l, int64_t window) {
   const auto bad = std::find_if(l->drafts.begin(), l->drafts.end(),
                                 [&](int32_t t) { return t < 0 || t >= vocab; });
   l->drafts.erase(bad, l->drafts.end());
+  // Drafts the grammar refuses would only be rejected by verification (the masked row cannot
+  // pick them): not feeding them saves the slots.
+  l->output.TrimDrafts(&l->drafts);
   if (!l->drafts.empty()) (void)scheduler_.SetDraftTokens(id, l->drafts);
 }
 

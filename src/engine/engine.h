@@ -24,6 +24,7 @@
 #include "engine/output_processor.h"
 #include "engine/step_runner.h"
 #include "engine/tenant_registry.h"
+#include "grammar/grammar_compiler.h"
 #include "jisu/request_options.h"
 #include "jisu/status.h"
 #include "kv/block_pool.h"
@@ -94,6 +95,9 @@ class Engine {
   // be seen at once (bad sampling params, prompt too long, queue full) are returned here. The
   // options are trusted: the edge checks them once, with CheckOptions.
   Result<RequestId> Submit(EngineRequest request, OutputCallback on_output);
+  // Compiles a structured-output constraint for this model (cached: Submit then finds it) and
+  // returns InvalidArgument with the reason when it does not compile. Thread-safe.
+  Status CheckStructuredOutput(const StructuredOutput& constraint) const;
   // Whether this engine can run a request with these options (InvalidArgument naming the field
   // otherwise): ranges (RequestOptions::Validate), a weight set it holds, a matmul path its
   // backend has, a speculative window only with a drafter and for a greedy request.
@@ -127,6 +131,11 @@ class Engine {
   void ProposeDrafts(RequestId id, Live* l, int64_t window);
   // --batch-window-ms: called with mu_ held when the loop wakes with arrivals while idle.
   void GatherArrivals(std::unique_lock<std::mutex>* lock);
+  // The model's grammar compiler (vocabulary built on first use: engines without structured
+  // output never pay for it).
+  grammar::GrammarCompiler& grammars() const;
+  Result<std::shared_ptr<const grammar::CompiledGrammar>> CompileConstraint(
+      const StructuredOutput& constraint) const;
 
   const Model& model_;
   EngineOptions options_;
@@ -148,6 +157,7 @@ class Engine {
     EngineRequest request;
     OutputCallback callback;
     double submit_time;
+    std::shared_ptr<const grammar::CompiledGrammar> grammar;  // request.sampling.structured
   };
   std::deque<Pending> inbox_;
   std::vector<RequestId> cancels_;
@@ -158,6 +168,9 @@ class Engine {
   PrefixCacheStats prefix_snapshot_;
   std::vector<TenantPrefixStats> tenant_snapshot_;
   double tenant_snapshot_time_ = 0;
+
+  mutable std::once_flag grammar_once_;
+  mutable std::unique_ptr<grammar::GrammarCompiler> grammar_compiler_;
 
   std::map<RequestId, std::unique_ptr<Live>> live_;  // loop thread only
   std::thread thread_;

@@ -3,17 +3,69 @@
 #include <algorithm>
 #include <limits>
 
+#include "jisu/request_options.h"
+
 namespace jisu {
 
 OutputProcessor::OutputProcessor(const SamplingParams& params, int32_t top_logprobs,
                                  const Tokenizer& tokenizer, std::span<const int32_t> eos_ids,
-                                 int32_t vocab_size)
+                                 int32_t vocab_size,
+                                 std::shared_ptr<const grammar::CompiledGrammar> grammar)
     : sampler_(params),
       stops_(params.stop),
       decoder_(tokenizer),
       eos_(eos_ids),
       vocab_(vocab_size),
-      top_logprobs_(top_logprobs) {}
+      top_logprobs_(top_logprobs) {
+  if (grammar) {
+    mask_.resize(grammar->vocab().mask_words());
+    // The rollback window covers the longest speculative window (TrimDrafts).
+    grammar::MatcherOptions o;
+    o.max_rollback = static_cast<int>(RequestOptions::kMaxSpeculative) + 1;
+    matcher_ = std::make_unique<grammar::GrammarMatcher>(std::move(grammar), o);
+  }
+}
+
+bool OutputProcessor::IsEos(int32_t id) const {
+  return std::find(eos_.begin(), eos_.end(), id) != eos_.end();
+}
+
+void OutputProcessor::FillGrammarMask(uint32_t* mask) {
+  matcher_->FillMask(mask);
+  if (sampler_.params().ignore_eos) {
+    for (int32_t id : eos_) {
+      if (id >= 0 && id < vocab_) mask[id >> 5] &= ~(1u << (id & 31));
+    }
+  }
+}
+
+void OutputProcessor::ApplyGrammar(float* logits) {
+  FillGrammarMask(mask_.data());
+  const size_t words = mask_.size();
+  for (size_t w = 0; w < words; ++w) {
+    const uint32_t m = mask_[w];
+    if (m == ~0u) continue;
+    const int32_t base = static_cast<int32_t>(w * 32);
+    for (int32_t b = 0; b < 32 && base + b < vocab_; ++b) {
+      if (!((m >> b) & 1)) logits[base + b] = -std::numeric_limits<float>::infinity();
+    }
+  }
+}
+
+void OutputProcessor::TrimDrafts(std::vector<int32_t>* drafts) {
+  if (!matcher_) return;
+  const size_t limit =
+      std::min(drafts->size(), static_cast<size_t>(RequestOptions::kMaxSpeculative));
+  size_t n = 0;
+  while (n < limit) {
+    const int32_t id = (*drafts)[n];
+    if (sampler_.params().ignore_eos && IsEos(id)) break;
+    if (!matcher_->AcceptToken(id)) break;
+    ++n;
+  }
+  matcher_->Rollback(static_cast<int>(n));
+  drafts->resize(n);
+}
 
 void OutputProcessor::PlanDeviceRow(RowSampling* row) {
   const SamplingParams& p = sampler_.params();
@@ -44,6 +96,7 @@ SampledToken OutputProcessor::OnToken(float* logits, int32_t device_token,
     history_.insert(history_.end(), step_tokens_.begin(), step_tokens_.end());
     history = history_;
   }
+  if (matcher_ && logits) ApplyGrammar(logits);
   t.token_id = logits ? sampler_.Sample(logits, vocab_, prompt, history) : device_token;
   if (want_logprobs) {
     const float raw = raw_logits_[static_cast<size_t>(t.token_id)];
@@ -53,8 +106,17 @@ SampledToken OutputProcessor::OnToken(float* logits, int32_t device_token,
                      : -std::numeric_limits<float>::infinity();
     step_logprobs_.push_back(std::move(lp));
   }
-  if (!sampler_.params().ignore_eos &&
-      std::find(eos_.begin(), eos_.end(), t.token_id) != eos_.end()) {
+  if (matcher_ && !matcher_->AcceptToken(t.token_id)) {
+    // Only when no token of the vocabulary continues the grammar (the row was all -inf) or a
+    // matcher bound was hit: the request ends with an error rather than invalid output.
+    error_ = !matcher_->error().ok()
+                 ? matcher_->error()
+                 : Status::InvalidArgument(
+                       "structured output: no token of the vocabulary can continue the grammar");
+    t.finished = true;
+    stopped_ = true;
+    stopped_by_text_ = true;  // nothing held back is released after an error
+  } else if (!sampler_.params().ignore_eos && IsEos(t.token_id)) {
     t.finished = true;
     stopped_ = true;
   } else {
@@ -64,6 +126,11 @@ SampledToken OutputProcessor::OnToken(float* logits, int32_t device_token,
       t.finished = true;
       stopped_ = true;
       stopped_by_text_ = true;
+    }
+    // The grammar is complete and nothing may follow: stop here (EOS is the only choice left).
+    if (!t.finished && matcher_ && matcher_->IsTerminated()) {
+      t.finished = true;
+      stopped_ = true;
     }
   }
   step_tokens_.push_back(t.token_id);
@@ -79,7 +146,10 @@ FinishReason OutputProcessor::Emit(FinishReason limit, EngineOutput* out) {
   out->logprobs.swap(step_logprobs_);
   step_logprobs_.clear();
   FinishReason reason = FinishReason::kNone;
-  if (stopped_) {
+  if (!error_.ok()) {
+    reason = FinishReason::kError;
+    out->error = error_;
+  } else if (stopped_) {
     reason = FinishReason::kStop;
   } else if (limit != FinishReason::kNone) {
     reason = limit;

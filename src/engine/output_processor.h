@@ -1,16 +1,22 @@
 // One request's output path: the single place where a request's logits become tokens and text.
 // It owns the request's Sampler, StopMatcher and StreamDecoder, collects logprobs, checks EOS
-// and decides how the request finishes. The engine calls OnToken for every sampled or verified
+// and decides how the request finishes. With structured output it also owns the request's
+// GrammarMatcher: before each draw the row's disallowed tokens get -inf (the grammar's token
+// bitmask), after it the matcher takes the token; once the grammar is complete and nothing may
+// follow, the request stops (kStop) without waiting for an EOS. The engine calls OnToken for every sampled or verified
 // token of a step (in order; with drafts several per step, the last one may finish the request)
 // and Emit once per step to take what the step produced; the Generator drives it the same way
 // one token at a time.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "grammar/compiled_grammar.h"
+#include "grammar/matcher.h"
 #include "jisu/finish_reason.h"
 #include "jisu/status.h"
 #include "model/forward_backend.h"
@@ -46,16 +52,32 @@ class OutputProcessor {
  public:
   // `params` must have passed Validate(). top_logprobs: -1 = off; n >= 0 = each token's
   // log-probability and the n most likely alternatives. `tokenizer` must outlive this.
+  // `grammar`: params.structured compiled for this model (Engine::Submit), or null.
   OutputProcessor(const SamplingParams& params, int32_t top_logprobs, const Tokenizer& tokenizer,
-                  std::span<const int32_t> eos_ids, int32_t vocab_size);
+                  std::span<const int32_t> eos_ids, int32_t vocab_size,
+                  std::shared_ptr<const grammar::CompiledGrammar> grammar = nullptr);
 
   const SamplingParams& params() const { return sampler_.params(); }
   int32_t top_logprobs() const { return top_logprobs_; }
   int64_t num_output_tokens() const { return num_tokens_; }
   bool stopped() const { return stopped_; }
 
-  // Whether the token must be chosen on the host from the full row (logprobs, penalties).
-  bool NeedsHostLogits() const { return top_logprobs_ >= 0 || sampler_.UsesPenalties(); }
+  // Whether the token must be chosen on the host from the full row (logprobs, penalties, logit
+  // bias, a grammar). A constrained row is masked here, on the host: on the CUDA backend its
+  // logits row is downloaded like a logprob row's. A device-side mask is the next step: the
+  // mask is already what a kernel would take (mask_words() uint32 per row, bit id % 32 of word
+  // id / 32 set = allowed), filled by FillGrammarMask before the draw.
+  bool NeedsHostLogits() const {
+    return top_logprobs_ >= 0 || sampler_.UsesPenalties() || !sampler_.params().logit_bias.empty() ||
+           matcher_ != nullptr;
+  }
+  bool constrained() const { return matcher_ != nullptr; }
+  // Structured output: the tokens allowed next, into mask[grammar vocab mask_words()] (EOS
+  // only when the grammar is complete and the request does not ignore EOS).
+  void FillGrammarMask(uint32_t* mask);
+  // Speculative decoding: cuts `drafts` before the first token the grammar would refuse (they
+  // cost a verification slot and cannot be kept). The matcher is tried and rolled back.
+  void TrimDrafts(std::vector<int32_t>* drafts);
   // Sets a device-drawn row's parameters, taking the draw from this request's generator (so a
   // seed gives the same tokens on every device).
   void PlanDeviceRow(RowSampling* row);
@@ -75,6 +97,10 @@ class OutputProcessor {
   FinishReason Emit(FinishReason limit, EngineOutput* out);
 
  private:
+  bool IsEos(int32_t id) const;
+  // Masks `logits` with the grammar (allowed tokens keep their value, the rest get -inf).
+  void ApplyGrammar(float* logits);
+
   Sampler sampler_;
   StopMatcher stops_;
   StreamDecoder decoder_;
@@ -89,6 +115,9 @@ class OutputProcessor {
   std::vector<SampledLogprobs> step_logprobs_;
   std::vector<float> raw_logits_;  // logprob requests: the row before Sample overwrites it
   std::vector<int32_t> history_;   // penalties after earlier tokens of the step
+  std::unique_ptr<grammar::GrammarMatcher> matcher_;  // structured output, or null
+  std::vector<uint32_t> mask_;                        // [mask words] scratch
+  Status error_;  // the grammar could not go on (FinishReason::kError)
 };
 
 }  // namespace jisu

@@ -292,6 +292,10 @@ std::span<const TokenProb> Sampler::Distribution(float* logits, int32_t vocab_si
   EnsureCapacity(candidates_, static_cast<size_t>(vocab_size));
   EnsureCapacity(bucket_mass_, size_t{4096});
   EnsureCapacity(dist_, static_cast<size_t>(vocab_size));
+  // logit_bias first, as OpenAI and vLLM apply it: to the model's logits, before penalties.
+  for (const auto& [id, bias] : params_.logit_bias) {
+    if (id >= 0 && id < vocab_size) logits[id] += bias;
+  }
   ApplyPenalties(logits, vocab_size, prompt_ids, generated_ids);
   if (params_.temperature == 0.0f) {
     dist_.push_back({Argmax(logits, vocab_size), 1.0f});

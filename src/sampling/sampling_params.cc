@@ -54,6 +54,28 @@ Status SamplingParams::Validate() const {
                                      " are allowed");
     }
   }
+  if (logit_bias.size() > kMaxLogitBias) {
+    return Status::InvalidArgument("logit_bias has " + std::to_string(logit_bias.size()) +
+                                   " entries; at most " + std::to_string(kMaxLogitBias) +
+                                   " are allowed");
+  }
+  for (const auto& [id, bias] : logit_bias) {
+    if (id < 0) return Bad("logit_bias token ids", ">= 0", id);
+    if (!(bias >= -100.0f && bias <= 100.0f)) return Bad("logit_bias values", "in [-100, 100]", bias);
+  }
+  if (structured.kind == StructuredOutput::Kind::kNone && !structured.text.empty()) {
+    return Status::InvalidArgument("structured output text given without a kind");
+  }
+  if (structured.text.size() > StructuredOutput::kMaxTextBytes) {
+    return Status::InvalidArgument("structured output text is larger than " +
+                                   std::to_string(StructuredOutput::kMaxTextBytes) + " bytes");
+  }
+  const bool needs_text = structured.kind == StructuredOutput::Kind::kJsonSchema ||
+                          structured.kind == StructuredOutput::Kind::kGrammar ||
+                          structured.kind == StructuredOutput::Kind::kRegex;
+  if (needs_text && structured.text.empty()) {
+    return Status::InvalidArgument("structured output needs its schema, grammar or regex text");
+  }
   return Status::Ok();
 }
 

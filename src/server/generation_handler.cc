@@ -493,6 +493,19 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
     return SetError(res, OptionError(s));
   }
   if (auto e = CheckToolsServable(g->tools, ctx.tool_format)) return SetError(res, *e);
+  const int64_t vocab = ctx.served->engine->backend().config().vocab_size;
+  for (const auto& [id, bias] : g->sampling.logit_bias) {
+    if (id >= vocab) {
+      return SetError(res, ApiError::BadRequest("'logit_bias' token id " + std::to_string(id) +
+                                                    " is not below the vocabulary size " +
+                                                    std::to_string(vocab),
+                                                "logit_bias"));
+    }
+  }
+  // Compiles the constraint (cached: Submit finds it) so a bad one names its field.
+  if (Status s = ctx.served->engine->CheckStructuredOutput(g->sampling.structured); !s.ok()) {
+    return SetError(res, ApiError::BadRequest(s.message(), g->constraint_param));
+  }
   std::vector<PreparedPrompt> prompts;
   err = Prepare(ShapeOf(g->endpoint), *g, ctx, &prompts);
   ServerCpu::Charge(CpuStage::kPrepare);

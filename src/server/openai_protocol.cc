@@ -5,6 +5,7 @@
 
 #include "core/utf8.h"
 #include "format/json_util.h"
+#include "server/structured_output_request.h"
 #include "server/tools/tool_fields.h"
 
 namespace jisu::server {
@@ -261,9 +262,12 @@ bool ParseOptions(FieldReader* r, RequestOptions* out) {
                                   v.dump() + ")");
       }
       out->speculative = static_cast<int32_t>(k);
+    } else if (key == "grammar" || key == "regex") {
+      continue;  // structured output: ParseStructuredOutput
     } else {
       return r->Fail(param,
-                     "is not a jisu option (matmul, sampling, attention, weights, speculative)");
+                     "is not a jisu option (matmul, sampling, attention, weights, speculative, "
+                     "grammar, regex)");
     }
   }
   if (Status s = out->Validate(); !s.ok()) {
@@ -380,6 +384,7 @@ std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint
   r.String("user", &out->user);
   ParseOptions(&r, &out->options);
   if (r.error()) return r.error();
+  if (auto e = ParseStructuredOutput(j, out)) return e;
   if (Status st =
           [&] {
             SamplingParams check = s;

@@ -6,8 +6,10 @@
 //   "jisu": {"matmul": "auto|float|int8", "sampling": "auto|device|host",
 //            "attention": "auto|dense", "weights": "", "speculative": 0..64}
 // parsed strictly: an unknown key inside it, a wrong type or an unknown name is a 400. null or
-// absent means auto. What depends on the serving engine (a weight set it holds, a path its
-// backend has, a drafter) is checked after parsing (Engine::CheckOptions).
+// absent means auto. Its "grammar" and "regex" keys, response_format and the other
+// structured-output spellings are parsed by structured_output_request.h. What depends on the
+// serving engine (a weight set it holds, a path its backend has, a drafter) is checked after
+// parsing (Engine::CheckOptions).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,9 @@ struct GenerationRequest {
   int64_t max_tokens_given = -1;  // -1 = absent
   RequestOptions options;         // the "jisu" object
   ToolRequest tools;              // chat: tools, tool_choice, parallel_tool_calls
+  // The field sampling.structured came from ("response_format", "guided_json", ...), for the
+  // 400 when it does not compile (structured_output_request.h); empty when unconstrained.
+  std::string constraint_param;
 };
 
 inline constexpr int32_t kMaxN = 16;

@@ -1,18 +1,18 @@
-// The tool-call grammars checked by llama.cpp's own GBNF implementation (its gbnf-validator,
-// which scripts/setup.sh builds from the llama-cpp-python sdist): for every real upstream
-// template whose format is detected, the grammar of tool_choice "required" accepts the calls
-// the template renders (what the model was trained to write), one call or two, and the grammar
-// of a named function accepts a call of it only; prose, other functions and malformed calls are
-// rejected. Skipped where the validator is not built, except under CI.
+// The tool-call grammars checked by jisu's own GBNF engine (src/grammar: its parser and
+// matcher are checked against llama.cpp's grammar files and Python's re/jsonschema in
+// src/grammar/*_test.cc): for every real upstream template whose format is detected, the
+// grammar of tool_choice "required" accepts the calls the template renders (what the model was
+// trained to write), one call or two, and the grammar of a named function accepts a call of it
+// only; prose, other functions and malformed calls are rejected. Skipped where the templates
+// are not fetched, except under CI.
 #include "server/tools/tool_call_grammar.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "grammar/grammar_test_util.h"
 #include "server/tools/tool_test_util.h"
 #include "tests/test_util.h"
 
@@ -22,33 +22,14 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-fs::path Validator() {
-  return testing::ChatTemplateDir().parent_path() / "llama_cpp_grammar" / "gbnf-validator";
-}
-
-// Whether llama.cpp's validator accepts `text` under `grammar`.
-bool Accepts(const std::string& grammar, const std::string& text) {
-  char dir_template[] = "/tmp/jisu_gbnf_XXXXXX";
-  const char* dir = mkdtemp(dir_template);
-  EXPECT_NE(dir, nullptr);
-  const fs::path g = fs::path(dir) / "g.gbnf", in = fs::path(dir) / "in.txt";
-  std::ofstream(g, std::ios::binary) << grammar;
-  std::ofstream(in, std::ios::binary) << text;
-  const std::string cmd = Validator().string() + " " + g.string() + " " + in.string() + " 2>&1";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-  }
-  fs::remove_all(dir);
-  const bool valid = out.find("Input string is valid") != std::string::npos;
-  const bool invalid = out.find("Input string is invalid") != std::string::npos;
-  EXPECT_TRUE(valid || invalid) << "the validator did not answer (a grammar error?):\n"
-                                << out << "\n"
-                                << grammar;
-  return valid;
+// Whether the GBNF grammar accepts the whole text (bytes).
+bool Accepts(const std::string& gbnf, const std::string& text) {
+  StructuredOutput c;
+  c.kind = StructuredOutput::Kind::kGrammar;
+  c.text = gbnf;
+  auto g = grammar::testing::CompileConstraint(c, grammar::testing::ByteVocab());
+  EXPECT_NE(g, nullptr) << gbnf;
+  return g != nullptr && grammar::testing::Accepts(g, text);
 }
 
 std::string Trimmed(std::string s) {
@@ -78,12 +59,11 @@ TEST(ToolCallGrammarTest, RefusesWhatItCannotForce) {
                    .ok());
 }
 
-TEST(ToolCallGrammarTest, LlamaCppAcceptsTheCallsUpstreamTemplatesRender) {
+TEST(ToolCallGrammarTest, AcceptsTheCallsUpstreamTemplatesRender) {
   const fs::path dir = testing::ChatTemplateDir() / "upstream";
   std::error_code ec;
-  if (!fs::is_regular_file(Validator(), ec) || !fs::is_directory(dir, ec)) {
-    const std::string what =
-        Validator().string() + " or " + dir.string() + " is missing (see scripts/setup.sh)";
+  if (!fs::is_directory(dir, ec)) {
+    const std::string what = dir.string() + " is missing (see scripts/setup.sh)";
     if (testing::SetupDataRequired()) FAIL() << what;
     GTEST_SKIP() << what;
   }

@@ -1,0 +1,759 @@
+#include "grammar/json_schema_to_grammar.h"
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "format/json_util.h"
+#include "grammar/json_rules.h"
+
+namespace jisu::grammar {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const std::set<std::string> kAnnotations = {"title",    "description", "default",  "examples",
+                                            "$schema",  "$id",         "$comment", "deprecated",
+                                            "readOnly", "writeOnly"};
+const std::set<std::string> kKeywords = {
+    "type",         "properties",  "required",  "additionalProperties", "items",
+    "prefixItems",  "minItems",    "maxItems",  "enum",                 "const",
+    "anyOf",        "oneOf",       "allOf",     "$ref",                 "$defs",
+    "definitions",  "minLength",   "maxLength", "pattern",              "format",
+    "minimum",      "maximum",     "exclusiveMinimum", "exclusiveMaximum", "nullable",
+    "minProperties", "maxProperties"};
+const std::set<std::string> kTypes = {"object", "array",   "string", "number",
+                                      "integer", "boolean", "null"};
+constexpr int kMaxDepth = 128;
+
+std::string Sanitize(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (ok) {
+      out += c;
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+    if (out.size() >= 40) break;
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "x" : out;
+}
+
+std::string PointerPart(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The schema without the keys that only annotate or hold definitions.
+Json Constraints(const Json& s, std::initializer_list<const char*> also_drop = {}) {
+  Json out = Json::object();
+  for (auto it = s.begin(); it != s.end(); ++it) {
+    if (kAnnotations.count(it.key()) || it.key() == "$defs" || it.key() == "definitions") continue;
+    bool drop = false;
+    for (const char* d : also_drop) drop |= it.key() == d;
+    if (!drop) out[it.key()] = it.value();
+  }
+  return out;
+}
+
+class SchemaConverter {
+ public:
+  SchemaConverter(const Json& root, const JsonSchemaOptions& options)
+      : root_(root), options_(options), rules_(&g_) {}
+
+  Result<Grammar> Run() {
+    JISU_ASSIGN_OR_RETURN(root_rule_, g_.AddRule("root"));
+    g_.set_root(root_rule_);
+    JISU_ASSIGN_OR_RETURN(Expr body, Convert(root_, "#", "root"));
+    g_.SetBody(root_rule_, std::move(body));
+    return std::move(g_);
+  }
+
+ private:
+  struct DepthGuard {
+    explicit DepthGuard(int* d) : d_(d) { ++*d_; }
+    ~DepthGuard() { --*d_; }
+    int* d_;
+  };
+
+  static Status Bad(const std::string& ptr, const std::string& what) {
+    return Status::InvalidArgument("json_schema at " + ptr + ": " + what);
+  }
+  // Errors from the JSON rules (ranges, formats, patterns) with the place they came from.
+  static Result<Expr> At(const std::string& ptr, Result<Expr> r) {
+    if (r.ok()) return r;
+    return Bad(ptr, r.status().message());
+  }
+
+  Result<Expr> AsRef(Expr e, const std::string& name) {
+    if (e.kind == Expr::Kind::kRef || e.kind == Expr::Kind::kLiteral) return e;
+    JISU_ASSIGN_OR_RETURN(uint32_t id, g_.AddUniqueRule(name));
+    g_.SetBody(id, std::move(e));
+    return Expr::Ref(id);
+  }
+
+  Result<Expr> Convert(const Json& s, const std::string& ptr, const std::string& name) {
+    DepthGuard guard(&depth_);
+    if (depth_ > kMaxDepth) return Bad(ptr, "schemas nest deeper than " + std::to_string(kMaxDepth));
+    if (s.is_boolean()) {
+      if (s.get<bool>()) return rules_.Value();
+      return Bad(ptr, "the schema false matches nothing");
+    }
+    if (!s.is_object()) return Bad(ptr, "a schema must be an object or a boolean");
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      if (!kKeywords.count(it.key()) && !kAnnotations.count(it.key())) {
+        return Bad(ptr, "keyword '" + it.key() + "' is not supported");
+      }
+    }
+    if (s.contains("$ref")) {
+      Json rest = Constraints(s, {"$ref"});
+      if (rest.empty()) return RefExpr(s["$ref"], ptr);
+      Json both = {{"allOf", Json::array({Json{{"$ref", s["$ref"]}}, rest})}};
+      return Convert(both, ptr, name);
+    }
+    if (s.contains("allOf")) {
+      JISU_ASSIGN_OR_RETURN(Json merged, MergeAllOf(s, ptr));
+      return Convert(merged, ptr, name);
+    }
+    if (s.contains("anyOf") || s.contains("oneOf")) {
+      if (s.contains("anyOf") && s.contains("oneOf")) return Bad(ptr, "anyOf with oneOf is not supported");
+      const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
+      const Json& branches = s[key];
+      if (!branches.is_array() || branches.empty()) return Bad(ptr, std::string(key) + " must be a non-empty array");
+      const Json rest = Constraints(s, {key});
+      std::vector<Expr> alts;
+      for (size_t i = 0; i < branches.size(); ++i) {
+        const std::string p = ptr + "/" + key + "/" + std::to_string(i);
+        Json branch = rest.empty() ? branches[i] : Json{{"allOf", Json::array({rest, branches[i]})}};
+        JISU_ASSIGN_OR_RETURN(Expr e, Convert(branch, p, name + "-" + std::to_string(i)));
+        alts.push_back(std::move(e));
+      }
+      return Expr::Alt(std::move(alts));
+    }
+    if (s.contains("enum") || s.contains("const")) return EnumExpr(s, ptr);
+    JISU_ASSIGN_OR_RETURN(std::vector<std::string> types, TypesOf(s, ptr));
+    std::vector<Expr> alts;
+    bool has_null = false;
+    for (const std::string& t : types) {
+      has_null |= t == "null";
+      JISU_ASSIGN_OR_RETURN(Expr e, TypeExpr(t, s, ptr, types.size() > 1 ? name + "-" + t : name));
+      alts.push_back(std::move(e));
+    }
+    if (Nullable(s) && !has_null) {
+      JISU_ASSIGN_OR_RETURN(Expr n, rules_.Null());
+      alts.push_back(std::move(n));
+    }
+    return Expr::Alt(std::move(alts));
+  }
+
+  static bool Nullable(const Json& s) {
+    auto it = s.find("nullable");
+    return it != s.end() && it->is_boolean() && it->get<bool>();
+  }
+
+  Result<std::vector<std::string>> TypesOf(const Json& s, const std::string& ptr) {
+    if (s.contains("nullable") && !s["nullable"].is_boolean()) return Bad(ptr, "nullable must be a boolean");
+    std::vector<std::string> types;
+    if (s.contains("type")) {
+      const Json& t = s["type"];
+      if (t.is_string()) {
+        types.push_back(t.get<std::string>());
+      } else if (t.is_array() && !t.empty()) {
+        for (const Json& e : t) {
+          if (!e.is_string()) return Bad(ptr, "type must be a string or an array of strings");
+          types.push_back(e.get<std::string>());
+        }
+      } else {
+        return Bad(ptr, "type must be a string or a non-empty array of strings");
+      }
+      for (const std::string& ty : types) {
+        if (!kTypes.count(ty)) return Bad(ptr, "unknown type '" + ty + "'");
+      }
+      return types;
+    }
+    auto any_of = [&](std::initializer_list<const char*> keys) {
+      for (const char* k : keys) {
+        if (s.contains(k)) return true;
+      }
+      return false;
+    };
+    if (any_of({"properties", "required", "additionalProperties", "minProperties", "maxProperties"})) {
+      types.push_back("object");
+    }
+    if (any_of({"items", "prefixItems", "minItems", "maxItems"})) types.push_back("array");
+    if (any_of({"minLength", "maxLength", "pattern", "format"})) types.push_back("string");
+    if (any_of({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})) {
+      types.push_back("number");
+    }
+    if (types.empty()) types.push_back("any");
+    return types;
+  }
+
+  Result<Expr> TypeExpr(const std::string& t, const Json& s, const std::string& ptr,
+                        const std::string& name) {
+    if (t == "any") return rules_.Value();
+    if (t == "object") return ObjectExpr(s, ptr, name);
+    if (t == "array") return ArrayExpr(s, ptr, name);
+    if (t == "string") return StringExpr(s, ptr);
+    if (t == "integer") return IntegerExpr(s, ptr);
+    if (t == "number") return NumberExpr(s, ptr);
+    if (t == "boolean") return rules_.Boolean();
+    return rules_.Null();
+  }
+
+  static bool Matches(const Json& v, const std::string& type) {
+    if (type == "object") return v.is_object();
+    if (type == "array") return v.is_array();
+    if (type == "string") return v.is_string();
+    if (type == "integer") {
+      return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+    }
+    if (type == "number") return v.is_number();
+    if (type == "boolean") return v.is_boolean();
+    return v.is_null();
+  }
+
+  Result<Expr> EnumExpr(const Json& s, const std::string& ptr) {
+    Json rest = Constraints(s, {"enum", "const", "type", "nullable"});
+    if (!rest.empty()) {
+      return Bad(ptr, "enum/const together with '" + rest.begin().key() + "' is not supported");
+    }
+    std::vector<Json> values;
+    if (s.contains("const")) {
+      values.push_back(s["const"]);
+      if (s.contains("enum") && (!s["enum"].is_array() ||
+                                 std::find(s["enum"].begin(), s["enum"].end(), s["const"]) == s["enum"].end())) {
+        return Bad(ptr, "const is not one of enum");
+      }
+    } else {
+      if (!s["enum"].is_array() || s["enum"].empty()) return Bad(ptr, "enum must be a non-empty array");
+      for (const Json& v : s["enum"]) values.push_back(v);
+    }
+    std::vector<std::string> types;
+    if (s.contains("type")) {
+      JISU_ASSIGN_OR_RETURN(types, TypesOf(s, ptr));
+      if (Nullable(s)) types.push_back("null");
+    }
+    std::vector<Expr> alts;
+    for (const Json& v : values) {
+      bool ok = types.empty();
+      for (const std::string& t : types) ok |= Matches(v, t);
+      if (!ok) continue;
+      JISU_ASSIGN_OR_RETURN(Expr e, ConstExpr(v));
+      alts.push_back(std::move(e));
+    }
+    if (Nullable(s) && types.empty()) alts.push_back(Expr::Literal("null"));
+    if (alts.empty()) return Bad(ptr, "no enum/const value has the schema's type");
+    return Expr::Alt(std::move(alts));
+  }
+
+  // One JSON value exactly, with the usual whitespace allowed inside objects and arrays.
+  Result<Expr> ConstExpr(const Json& v) {
+    if (!v.is_object() && !v.is_array()) return Expr::Literal(v.dump());
+    JISU_ASSIGN_OR_RETURN(Expr ws, rules_.Ws());
+    const bool obj = v.is_object();
+    std::vector<Expr> seq = {Expr::Literal(obj ? "{" : "["), ws};
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!first) seq.push_back(Expr::Seq({ws, Expr::Literal(","), ws}));
+      first = false;
+      if (obj) {
+        seq.push_back(Expr::Literal(Json(it.key()).dump()));
+        seq.push_back(Expr::Seq({ws, Expr::Literal(":"), ws}));
+      }
+      JISU_ASSIGN_OR_RETURN(Expr e, ConstExpr(it.value()));
+      seq.push_back(std::move(e));
+    }
+    if (!v.empty()) seq.push_back(ws);
+    seq.push_back(Expr::Literal(obj ? "}" : "]"));
+    return Expr::Seq(std::move(seq));
+  }
+
+  Result<Expr> RefExpr(const Json& ref, const std::string& ptr) {
+    if (!ref.is_string()) return Bad(ptr, "$ref must be a string");
+    const std::string r = ref.get<std::string>();
+    if (r == "#") return Expr::Ref(root_rule_);
+    if (r.rfind("#/", 0) != 0) return Bad(ptr, "$ref '" + r + "': only local references (\"#/...\") are supported");
+    auto it = refs_.find(r);
+    if (it != refs_.end()) return Expr::Ref(it->second);
+    JISU_ASSIGN_OR_RETURN(const Json* target, Resolve(r, ptr));
+    const std::string last = r.substr(r.rfind('/') + 1);
+    JISU_ASSIGN_OR_RETURN(uint32_t id, g_.AddUniqueRule("ref-" + Sanitize(last)));
+    refs_[r] = id;
+    JISU_ASSIGN_OR_RETURN(Expr body, Convert(*target, r, g_.rule(id).name + "-body"));
+    g_.SetBody(id, std::move(body));
+    return Expr::Ref(id);
+  }
+
+  Result<const Json*> Resolve(const std::string& r, const std::string& ptr) {
+    const Json* cur = &root_;
+    size_t pos = 2;
+    while (pos <= r.size()) {
+      size_t end = r.find('/', pos);
+      if (end == std::string::npos) end = r.size();
+      std::string part = r.substr(pos, end - pos);
+      std::string key;
+      for (size_t i = 0; i < part.size(); ++i) {
+        if (part[i] == '~' && i + 1 < part.size() && (part[i + 1] == '0' || part[i + 1] == '1')) {
+          key += part[i + 1] == '0' ? '~' : '/';
+          ++i;
+        } else {
+          key += part[i];
+        }
+      }
+      if (cur->is_object() && cur->contains(key)) {
+        cur = &(*cur)[key];
+      } else if (cur->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos &&
+                 key.size() < 9 && std::stoul(key) < cur->size()) {
+        cur = &(*cur)[std::stoul(key)];
+      } else {
+        return Bad(ptr, "$ref '" + r + "' does not resolve");
+      }
+      pos = end + 1;
+    }
+    return cur;
+  }
+
+  // allOf: the branches (references resolved) merged into one schema with the siblings.
+  Result<Json> MergeAllOf(const Json& s, const std::string& ptr) {
+    DepthGuard guard(&depth_);
+    if (depth_ > kMaxDepth) return Bad(ptr, "allOf/$ref nest deeper than " + std::to_string(kMaxDepth));
+    const Json& branches = s["allOf"];
+    if (!branches.is_array() || branches.empty()) return Bad(ptr, "allOf must be a non-empty array");
+    Json out = Constraints(s, {"allOf"});
+    std::optional<std::set<std::string>> allowed;  // keys permitted by additionalProperties: false
+    auto restrict = [&](const Json& b) {
+      auto ap = b.find("additionalProperties");
+      if (ap == b.end() || !ap->is_boolean() || ap->get<bool>()) return;
+      std::set<std::string> keys;
+      if (b.contains("properties") && b["properties"].is_object()) {
+        for (auto it = b["properties"].begin(); it != b["properties"].end(); ++it) keys.insert(it.key());
+      }
+      if (!allowed) {
+        allowed = keys;
+      } else {
+        std::set<std::string> both;
+        for (const std::string& k : keys) {
+          if (allowed->count(k)) both.insert(k);
+        }
+        allowed = both;
+      }
+    };
+    restrict(out);
+    for (size_t i = 0; i < branches.size(); ++i) {
+      const std::string p = ptr + "/allOf/" + std::to_string(i);
+      Json b = branches[i];
+      if (b.is_boolean()) {
+        if (b.get<bool>()) continue;
+        return Bad(p, "the schema false matches nothing");
+      }
+      if (!b.is_object()) return Bad(p, "a schema must be an object or a boolean");
+      if (b.contains("$ref")) {
+        JISU_ASSIGN_OR_RETURN(const Json* target, Resolve(b["$ref"].is_string() ? b["$ref"].get<std::string>() : "", p));
+        Json rest = Constraints(b, {"$ref"});
+        b = Json{{"allOf", rest.empty() ? Json::array({*target}) : Json::array({*target, rest})}};
+      }
+      if (b.contains("allOf")) {
+        JISU_ASSIGN_OR_RETURN(b, MergeAllOf(b, p));
+      }
+      restrict(b);
+      JISU_RETURN_IF_ERROR(MergeInto(&out, b, p));
+    }
+    if (allowed) {
+      if (out.contains("properties")) {
+        Json kept = Json::object();
+        for (auto it = out["properties"].begin(); it != out["properties"].end(); ++it) {
+          if (allowed->count(it.key())) kept[it.key()] = it.value();
+        }
+        out["properties"] = kept;
+      }
+      if (out.contains("required")) {
+        for (const Json& k : out["required"]) {
+          if (k.is_string() && !allowed->count(k.get<std::string>())) {
+            return Bad(ptr, "allOf: required property '" + k.get<std::string>() +
+                                "' is excluded by additionalProperties: false in another branch");
+          }
+        }
+      }
+      out["additionalProperties"] = false;
+    }
+    return out;
+  }
+
+  Status MergeInto(Json* dst, const Json& src, const std::string& ptr) {
+    for (auto it = src.begin(); it != src.end(); ++it) {
+      const std::string& key = it.key();
+      const Json& v = it.value();
+      if (kAnnotations.count(key)) continue;
+      if (!dst->contains(key)) {
+        (*dst)[key] = v;
+        continue;
+      }
+      Json& d = (*dst)[key];
+      if (d == v) continue;
+      if (key == "properties" && d.is_object() && v.is_object()) {
+        for (auto p = v.begin(); p != v.end(); ++p) {
+          if (!d.contains(p.key())) {
+            d[p.key()] = p.value();
+          } else if (d[p.key()] != p.value()) {
+            d[p.key()] = Json{{"allOf", Json::array({d[p.key()], p.value()})}};
+          }
+        }
+      } else if ((key == "required") && d.is_array() && v.is_array()) {
+        for (const Json& k : v) {
+          if (std::find(d.begin(), d.end(), k) == d.end()) d.push_back(k);
+        }
+      } else if ((key == "$defs" || key == "definitions") && d.is_object() && v.is_object()) {
+        for (auto p = v.begin(); p != v.end(); ++p) d[p.key()] = p.value();
+      } else if (key == "type") {
+        auto as_set = [](const Json& t) {
+          std::vector<Json> out;
+          if (t.is_array()) {
+            for (const Json& e : t) out.push_back(e);
+          } else {
+            out.push_back(t);
+          }
+          return out;
+        };
+        Json both = Json::array();
+        for (const Json& a : as_set(d)) {
+          for (const Json& b : as_set(v)) {
+            if (a == b || (a == "number" && b == "integer")) both.push_back(b);
+            if (a == "integer" && b == "number") both.push_back(a);
+          }
+        }
+        if (both.empty()) return Bad(ptr, "allOf: the branches' types have nothing in common");
+        d = both.size() == 1 ? both[0] : both;
+      } else if ((key == "minLength" || key == "minItems" || key == "minimum" ||
+                  key == "exclusiveMinimum") && d.is_number() && v.is_number()) {
+        if (v.get<double>() > d.get<double>()) d = v;
+      } else if ((key == "maxLength" || key == "maxItems" || key == "maximum" ||
+                  key == "exclusiveMaximum") && d.is_number() && v.is_number()) {
+        if (v.get<double>() < d.get<double>()) d = v;
+      } else if (key == "additionalProperties" && (d == false || v == false)) {
+        d = false;
+      } else {
+        return Bad(ptr, "allOf: the branches disagree on '" + key + "' (not supported)");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Object with named properties in the schema's order. Members are chained so optional ones
+  // may be absent without a stray comma: R_i = the members from i on, the first without a
+  // comma; C_i = the members from i on, each after a comma.
+  Result<Expr> ObjectExpr(const Json& s, const std::string& ptr, const std::string& name) {
+    std::vector<std::pair<std::string, const Json*>> props;
+    if (s.contains("properties")) {
+      const Json& p = s["properties"];
+      if (!p.is_object()) return Bad(ptr, "properties must be an object");
+      for (auto it = p.begin(); it != p.end(); ++it) props.emplace_back(it.key(), &it.value());
+    }
+    std::set<std::string> required;
+    if (s.contains("required")) {
+      const Json& r = s["required"];
+      if (!r.is_array()) return Bad(ptr, "required must be an array of strings");
+      for (const Json& k : r) {
+        if (!k.is_string()) return Bad(ptr, "required must be an array of strings");
+        required.insert(k.get<std::string>());
+      }
+    }
+    static const Json kAny = Json::object();
+    const Json* additional = options_.strict ? nullptr : &kAny;
+    if (s.contains("additionalProperties")) {
+      const Json& a = s["additionalProperties"];
+      if (a.is_boolean()) {
+        additional = a.get<bool>() ? &kAny : nullptr;
+      } else if (a.is_object()) {
+        additional = &a;
+      } else {
+        return Bad(ptr, "additionalProperties must be a boolean or a schema");
+      }
+    }
+    for (const std::string& k : required) {
+      bool found = false;
+      for (auto& [key, unused] : props) found |= key == k;
+      if (found) continue;
+      if (!additional) {
+        return Bad(ptr, "required property '" + k + "' is not in properties and additionalProperties is false");
+      }
+      props.emplace_back(k, additional);
+    }
+    JISU_ASSIGN_OR_RETURN(Expr ws, rules_.Ws());
+    if (props.empty() && additional == &kAny && !s.contains("minProperties") &&
+        !s.contains("maxProperties")) {
+      return rules_.Object();
+    }
+    JISU_ASSIGN_OR_RETURN(uint32_t rule, g_.AddUniqueRule(name));
+    std::vector<Expr> kvs;
+    std::vector<bool> req;
+    for (auto& [key, schema] : props) {
+      const std::string p = ptr + "/properties/" + PointerPart(key);
+      JISU_ASSIGN_OR_RETURN(Expr v, Convert(*schema, p, name + "-" + Sanitize(key)));
+      JISU_ASSIGN_OR_RETURN(v, AsRef(std::move(v), name + "-" + Sanitize(key)));
+      kvs.push_back(Expr::Seq({Expr::Literal(Json(key).dump()), ws, Expr::Literal(":"), ws, std::move(v)}));
+      req.push_back(required.count(key) > 0);
+    }
+    std::optional<Expr> extra;
+    if (additional) {
+      std::vector<std::string> keys;
+      for (auto& [key, unused] : props) keys.push_back(key);
+      JISU_ASSIGN_OR_RETURN(Expr key, rules_.KeyNotIn(keys, name));
+      JISU_ASSIGN_OR_RETURN(Expr v, Convert(*additional, ptr + "/additionalProperties", name + "-extra"));
+      JISU_ASSIGN_OR_RETURN(v, AsRef(std::move(v), name + "-extra"));
+      extra = Expr::Seq({std::move(key), ws, Expr::Literal(":"), ws, std::move(v)});
+    }
+    const Expr comma = Expr::Seq({ws, Expr::Literal(","), ws});
+    // min/maxProperties bound the extra members: at least minProperties - required (the
+    // optional properties may add more), at most maxProperties - properties (if all are given).
+    JISU_ASSIGN_OR_RETURN(uint32_t min_props, Count(s, "minProperties", ptr, 0));
+    JISU_ASSIGN_OR_RETURN(uint32_t max_props, Count(s, "maxProperties", ptr, kUnbounded));
+    const uint32_t n_props = static_cast<uint32_t>(kvs.size());
+    const uint32_t n_required = static_cast<uint32_t>(std::count(req.begin(), req.end(), true));
+    if (min_props > max_props) return Bad(ptr, "minProperties is above maxProperties");
+    if (max_props != kUnbounded && max_props < n_props) {
+      return Bad(ptr, "maxProperties below the number of properties is not supported");
+    }
+    uint32_t extra_min = min_props > n_required ? min_props - n_required : 0;
+    const uint32_t extra_max = max_props == kUnbounded ? kUnbounded : max_props - n_props;
+    if (extra_min > 0 && !extra) {
+      return Bad(ptr, "minProperties above the required properties needs additionalProperties");
+    }
+    if (extra_min > extra_max) return Bad(ptr, "minProperties and maxProperties leave no room");
+    const bool all_required = std::all_of(req.begin(), req.end(), [](bool b) { return b; });
+    if (all_required && !extra) {
+      std::vector<Expr> seq = {Expr::Literal("{"), ws};
+      for (size_t i = 0; i < kvs.size(); ++i) {
+        if (i) seq.push_back(comma);
+        seq.push_back(kvs[i]);
+      }
+      if (!kvs.empty()) seq.push_back(ws);
+      seq.push_back(Expr::Literal("}"));
+      g_.SetBody(rule, Expr::Seq(std::move(seq)));
+      return Expr::Ref(rule);
+    }
+    const size_t n = kvs.size();
+    std::vector<uint32_t> c(n + 1), r(n + 1);
+    for (size_t i = 0; i <= n; ++i) {
+      JISU_ASSIGN_OR_RETURN(c[i], g_.AddUniqueRule(name + "-c" + std::to_string(i)));
+      JISU_ASSIGN_OR_RETURN(r[i], g_.AddUniqueRule(name + "-r" + std::to_string(i)));
+    }
+    if (extra && extra_max > 0) {
+      const uint32_t more_max = extra_max == kUnbounded ? kUnbounded : extra_max - 1;
+      g_.SetBody(c[n], Tail(comma, *extra, extra_min, extra_max));
+      Expr first = Expr::Seq({*extra, Tail(comma, *extra, extra_min > 0 ? extra_min - 1 : 0, more_max)});
+      g_.SetBody(r[n], extra_min > 0 ? std::move(first) : Expr::Optional(std::move(first)));
+    }
+    for (size_t i = n; i-- > 0;) {
+      Expr with_comma = Expr::Seq({comma, kvs[i]});
+      if (req[i]) {
+        g_.SetBody(c[i], Expr::Seq({with_comma, Expr::Ref(c[i + 1])}));
+        g_.SetBody(r[i], Expr::Seq({kvs[i], Expr::Ref(c[i + 1])}));
+      } else {
+        g_.SetBody(c[i], Expr::Seq({Expr::Optional(with_comma), Expr::Ref(c[i + 1])}));
+        g_.SetBody(r[i], Expr::Alt({Expr::Seq({kvs[i], Expr::Ref(c[i + 1])}), Expr::Ref(r[i + 1])}));
+      }
+    }
+    g_.SetBody(rule, Expr::Seq({Expr::Literal("{"), ws, Expr::Ref(r[0]), ws, Expr::Literal("}")}));
+    return Expr::Ref(rule);
+  }
+
+  Result<uint32_t> Count(const Json& s, const char* key, const std::string& ptr, uint32_t def) {
+    if (!s.contains(key)) return def;
+    const Json& v = s[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) return Bad(ptr, std::string(key) + " must be a non-negative integer");
+    if (v.get<int64_t>() > Grammar::kMaxRepeat) {
+      return Bad(ptr, std::string(key) + " above " + std::to_string(Grammar::kMaxRepeat) + " is not supported");
+    }
+    return static_cast<uint32_t>(v.get<int64_t>());
+  }
+
+  // (sep item){lo, hi} after a first element.
+  static Expr Tail(const Expr& comma, const Expr& item, uint32_t lo, uint32_t hi) {
+    return Expr::Repeat(Expr::Seq({comma, item}), lo, hi);
+  }
+
+  Result<Expr> ArrayExpr(const Json& s, const std::string& ptr, const std::string& name) {
+    JISU_ASSIGN_OR_RETURN(uint32_t min, Count(s, "minItems", ptr, 0));
+    JISU_ASSIGN_OR_RETURN(uint32_t max, Count(s, "maxItems", ptr, kUnbounded));
+    if (min > max) return Bad(ptr, "minItems is above maxItems");
+    JISU_ASSIGN_OR_RETURN(Expr ws, rules_.Ws());
+    const Expr comma = Expr::Seq({ws, Expr::Literal(","), ws});
+    std::optional<Expr> item;  // none: no (more) items allowed
+    bool items_given = s.contains("items");
+    if (items_given) {
+      const Json& it = s["items"];
+      if (it.is_boolean() && !it.get<bool>()) {
+        item.reset();
+      } else if (it.is_object() || it.is_boolean()) {
+        JISU_ASSIGN_OR_RETURN(Expr e, Convert(it, ptr + "/items", name + "-item"));
+        JISU_ASSIGN_OR_RETURN(e, AsRef(std::move(e), name + "-item"));
+        item = std::move(e);
+      } else {
+        return Bad(ptr, "items must be a schema (a tuple is prefixItems)");
+      }
+    }
+    JISU_ASSIGN_OR_RETURN(uint32_t rule, g_.AddUniqueRule(name));
+    std::vector<Expr> seq = {Expr::Literal("["), ws};
+    if (s.contains("prefixItems") && s["prefixItems"].is_array() && !s["prefixItems"].empty()) {
+      const Json& pre = s["prefixItems"];
+      const uint32_t k = static_cast<uint32_t>(pre.size());
+      if (max < k) return Bad(ptr, "maxItems below the number of prefixItems is not supported");
+      for (uint32_t i = 0; i < k; ++i) {
+        JISU_ASSIGN_OR_RETURN(Expr e, Convert(pre[i], ptr + "/prefixItems/" + std::to_string(i), name + "-" + std::to_string(i)));
+        if (i) seq.push_back(comma);
+        seq.push_back(std::move(e));
+      }
+      const uint32_t extra_min = min > k ? min - k : 0;
+      if (!items_given) {  // more items are allowed but not needed: only as many as minItems asks
+        JISU_ASSIGN_OR_RETURN(Expr any, rules_.Value());
+        seq.push_back(Tail(comma, any, extra_min, extra_min));
+      } else if (!item) {
+        if (extra_min > 0) return Bad(ptr, "minItems needs more items than prefixItems and items is false");
+      } else {
+        seq.push_back(Tail(comma, *item, extra_min, max == kUnbounded ? kUnbounded : max - k));
+      }
+      seq.push_back(ws);
+    } else if (s.contains("prefixItems") && !s["prefixItems"].is_array()) {
+      return Bad(ptr, "prefixItems must be an array of schemas");
+    } else {
+      if (!items_given) {
+        JISU_ASSIGN_OR_RETURN(Expr any, rules_.Value());
+        item = std::move(any);
+      }
+      if (!item) max = 0;
+      if (min > max) return Bad(ptr, "minItems needs items but items is false");
+      if (max > 0) {
+        Expr body = Expr::Seq({*item, Tail(comma, *item, min > 0 ? min - 1 : 0,
+                                           max == kUnbounded ? kUnbounded : max - 1),
+                               ws});
+        seq.push_back(min == 0 ? Expr::Optional(std::move(body)) : std::move(body));
+      }
+    }
+    seq.push_back(Expr::Literal("]"));
+    g_.SetBody(rule, Expr::Seq(std::move(seq)));
+    return Expr::Ref(rule);
+  }
+
+  Result<Expr> StringExpr(const Json& s, const std::string& ptr) {
+    const bool length = s.contains("minLength") || s.contains("maxLength");
+    const int kinds = int(length) + int(s.contains("pattern")) + int(s.contains("format"));
+    if (kinds > 1) return Bad(ptr, "combining minLength/maxLength, pattern and format is not supported");
+    if (s.contains("pattern")) {
+      if (!s["pattern"].is_string()) return Bad(ptr, "pattern must be a string");
+      return At(ptr + "/pattern", rules_.StringPattern(s["pattern"].get<std::string>()));
+    }
+    if (s.contains("format")) {
+      if (!s["format"].is_string()) return Bad(ptr, "format must be a string");
+      return At(ptr, rules_.StringFormat(s["format"].get<std::string>()));
+    }
+    if (length) {
+      JISU_ASSIGN_OR_RETURN(uint32_t lo, Count(s, "minLength", ptr, 0));
+      JISU_ASSIGN_OR_RETURN(uint32_t hi, Count(s, "maxLength", ptr, kUnbounded));
+      if (lo > hi) return Bad(ptr, "minLength is above maxLength");
+      return At(ptr, rules_.StringOfLength(lo, hi));
+    }
+    return rules_.String();
+  }
+
+  Result<std::optional<double>> Bound(const Json& s, const char* key, const std::string& ptr) {
+    if (!s.contains(key)) return std::optional<double>();
+    const Json& v = s[key];
+    if (!v.is_number()) return Bad(ptr, std::string(key) + " must be a number");
+    const double d = v.get<double>();
+    if (!(std::fabs(d) <= static_cast<double>(JsonRules::kMaxBound))) {
+      return Bad(ptr, std::string(key) + " beyond +-10^15 is not supported");
+    }
+    return std::optional<double>(d);
+  }
+
+  Result<Expr> IntegerExpr(const Json& s, const std::string& ptr) {
+    JISU_ASSIGN_OR_RETURN(auto min, Bound(s, "minimum", ptr));
+    JISU_ASSIGN_OR_RETURN(auto max, Bound(s, "maximum", ptr));
+    std::optional<int64_t> lo, hi;
+    if (min) lo = static_cast<int64_t>(std::ceil(*min));
+    if (max) hi = static_cast<int64_t>(std::floor(*max));
+    for (const char* key : {"exclusiveMinimum", "exclusiveMaximum"}) {
+      if (!s.contains(key)) continue;
+      const bool is_min = key[9] == 'M' && key[10] == 'i';
+      if (s[key].is_boolean()) {  // draft 4: the bound itself is excluded
+        if (!s[key].get<bool>()) continue;
+        if (is_min && min) lo = static_cast<int64_t>(std::floor(*min)) + 1;
+        if (!is_min && max) hi = static_cast<int64_t>(std::ceil(*max)) - 1;
+        continue;
+      }
+      JISU_ASSIGN_OR_RETURN(auto b, Bound(s, key, ptr));
+      if (is_min) {
+        const int64_t v = static_cast<int64_t>(std::floor(*b)) + 1;
+        lo = lo ? std::max(*lo, v) : v;
+      } else {
+        const int64_t v = static_cast<int64_t>(std::ceil(*b)) - 1;
+        hi = hi ? std::min(*hi, v) : v;
+      }
+    }
+    if (!lo && !hi) return rules_.Integer();
+    if (lo && hi && *lo > *hi) return Bad(ptr, "no integer lies between minimum and maximum");
+    return At(ptr, rules_.IntegerRange(lo, hi));
+  }
+
+  Result<Expr> NumberExpr(const Json& s, const std::string& ptr) {
+    if (s.contains("exclusiveMinimum") || s.contains("exclusiveMaximum")) {
+      return Bad(ptr, "exclusiveMinimum/exclusiveMaximum on numbers are not supported (on integers they are)");
+    }
+    JISU_ASSIGN_OR_RETURN(auto min, Bound(s, "minimum", ptr));
+    JISU_ASSIGN_OR_RETURN(auto max, Bound(s, "maximum", ptr));
+    if (!min && !max) return rules_.Number();
+    for (auto b : {min, max}) {
+      if (b && std::floor(*b) != *b) {
+        return Bad(ptr, "minimum/maximum on numbers must be integers (non-integer bounds are not supported)");
+      }
+    }
+    std::optional<int64_t> lo, hi;
+    if (min) lo = static_cast<int64_t>(*min);
+    if (max) hi = static_cast<int64_t>(*max);
+    return At(ptr, rules_.NumberRange(lo, hi));
+  }
+
+  const Json& root_;
+  JsonSchemaOptions options_;
+  Grammar g_;
+  JsonRules rules_;
+  uint32_t root_rule_ = 0;
+  std::map<std::string, uint32_t> refs_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+Result<Grammar> JsonSchemaToGrammar(std::string_view schema, const JsonSchemaOptions& options) {
+  if (!JsonDepthWithin(schema)) {
+    return Status::InvalidArgument("json_schema is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
+  Json j = Json::parse(schema, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidArgument("json_schema is not valid JSON");
+  return SchemaConverter(j, options).Run();
+}
+
+Result<Grammar> JsonObjectGrammar() {
+  Grammar g;
+  JISU_ASSIGN_OR_RETURN(uint32_t root, g.AddRule("root"));
+  JsonRules rules(&g);
+  JISU_ASSIGN_OR_RETURN(Expr object, rules.Object());
+  g.SetBody(root, std::move(object));
+  g.set_root(root);
+  return g;
+}
+
+}  // namespace jisu::grammar
