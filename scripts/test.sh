@@ -31,6 +31,12 @@ if [ "${JISU_SKIP_SANITIZE:-0}" != "1" ]; then
   (cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j2)
   stage "asan tests done"
+fi
+
+# ThreadSanitizer: opt-in (JISU_TSAN=1) until CI has room for its build. A fresh-clone run on
+# a 2-core machine (2026-12-06) took 2270 s to the end of the ASan+fuzz build and 2984 s to
+# the end of its tests, which left no room under CI's 90 minutes for a third full build.
+if [ "${JISU_TSAN:-0}" = "1" ]; then
   CC=clang CXX=clang++ cmake -S . -B build-tsan "${SAN_ARGS[@]}" -DJISU_TSAN=ON
   cmake --build build-tsan --target jisu_tests jisu
   stage "tsan build done"
