@@ -326,9 +326,8 @@ TEST_F(HttpServerTest, ShutdownRefusesNewWorkAndReturns) {
   StartServer({});
   ASSERT_TRUE(server_->SetReady(served_).ok());
   std::thread t([&] {
-    auto r =
-        Client().Post("/v1/completions", R"({"prompt":"x","max_tokens":64,"ignore_eos":true})",
-                      "application/json");
+    auto r = Client().Post("/v1/completions", R"({"prompt":"x","max_tokens":64,"ignore_eos":true})",
+                           "application/json");
     ASSERT_TRUE(r);
     // In flight at the signal: finished during the drain. 64 tokens keep it in flight past the
     // signal yet finish well inside the drain under ThreadSanitizer (400 took over 30 s).
