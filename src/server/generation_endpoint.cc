@@ -31,19 +31,13 @@ class ChatShape final : public EndpointShape {
           "this model has no chat template; use /v1/completions, or start the server with "
           "--chat-template FILE");
     }
-    ChatTemplateInputs in;
-    in.messages = g.messages;
-    if (!g.tools.tools.is_null()) in.extra["tools"] = g.tools.tools;
-    in.add_generation_prompt = true;
-    in.bos_token = model.bos_token();
-    in.eos_token = model.eos_token();
-    auto text = ctx.chat_template->Render(in);
-    if (!text.ok()) {
-      return ApiError::BadRequest(
-          "the chat template rejected the messages: " + text.status().message(), "messages");
+    std::string text;
+    if (auto err =
+            RenderChat(g.messages, g.tools.tools, ctx, /*add_generation_prompt=*/true, &text)) {
+      return err;
     }
     PreparedPrompt p;
-    p.tokens = tok.Encode(*text, /*add_special=*/false);
+    p.tokens = tok.Encode(text, /*add_special=*/false);
     // Leading system/developer messages are the shared prefix: their tokens are the common
     // prefix of their own rendering and the full prompt (templates may join them differently).
     size_t k = 0;
@@ -52,11 +46,10 @@ class ChatShape final : public EndpointShape {
       ++k;
     }
     if (k > 0 && k < g.messages.size()) {
-      in.messages = nlohmann::ordered_json(g.messages.begin(), g.messages.begin() + k);
-      in.add_generation_prompt = false;
-      auto sys = ctx.chat_template->Render(in);
-      if (sys.ok()) {
-        const std::vector<int32_t> st = tok.Encode(*sys, false);
+      const nlohmann::ordered_json leading(g.messages.begin(), g.messages.begin() + k);
+      std::string sys;
+      if (!RenderChat(leading, g.tools.tools, ctx, /*add_generation_prompt=*/false, &sys)) {
+        const std::vector<int32_t> st = tok.Encode(sys, false);
         size_t n = 0;
         while (n < st.size() && n < p.tokens.size() && st[n] == p.tokens[n]) ++n;
         p.num_shared_prefix = static_cast<int64_t>(n);
@@ -178,6 +171,26 @@ class CompletionShape final : public EndpointShape {
 const char* ChoiceFinishName(const Choice& c) {
   if (c.finish_reason == FinishReason::kStop && !c.tool_calls.empty()) return "tool_calls";
   return FinishReasonName(c.finish_reason);
+}
+
+std::optional<ApiError> RenderChat(const nlohmann::ordered_json& messages,
+                                   const nlohmann::ordered_json& tools,
+                                   const GenerationContext& ctx, bool add_generation_prompt,
+                                   std::string* text) {
+  const Model& model = *ctx.served->model;
+  ChatTemplateInputs in;
+  in.messages = messages;
+  if (!tools.is_null()) in.extra["tools"] = tools;
+  in.add_generation_prompt = add_generation_prompt;
+  in.bos_token = model.bos_token();
+  in.eos_token = model.eos_token();
+  auto rendered = ctx.chat_template->Render(in);
+  if (!rendered.ok()) {
+    return ApiError::BadRequest(
+        "the chat template rejected the messages: " + rendered.status().message(), "messages");
+  }
+  *text = std::move(*rendered);
+  return std::nullopt;
 }
 
 const EndpointShape& ShapeOf(Endpoint endpoint) {

@@ -102,4 +102,12 @@ class EndpointShape {
 
 const EndpointShape& ShapeOf(Endpoint endpoint);
 
+// Chat messages (and the request's tools, null for none) through the served template, as
+// /v1/chat/completions renders them; /tokenize counts the same text. ctx.chat_template must not
+// be null. A template that raises is a 400 naming "messages".
+std::optional<ApiError> RenderChat(const nlohmann::ordered_json& messages,
+                                   const nlohmann::ordered_json& tools,
+                                   const GenerationContext& ctx, bool add_generation_prompt,
+                                   std::string* text);
+
 }  // namespace jisu::server

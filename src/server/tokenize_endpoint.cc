@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "chat/chat_template.h"
 #include "format/json_util.h"
 #include "model/model.h"
+#include "server/generation_endpoint.h"
 #include "server/http_server.h"
 #include "server/openai_protocol.h"
 
@@ -63,20 +63,10 @@ std::optional<ApiError> ChatTokens(const std::string& body, const Json& j,
   bool add_generation_prompt = true, add_special = false;
   if (auto err = Flag(j, "add_generation_prompt", &add_generation_prompt)) return err;
   if (auto err = Flag(j, "add_special_tokens", &add_special)) return err;
-  const Model& model = *ctx.served->model;
-  ChatTemplateInputs in;
-  in.messages = g.messages;
-  // As /v1/chat/completions renders them, so the count is its prompt's (vLLM takes tools too).
-  if (!g.tools.tools.is_null()) in.extra["tools"] = g.tools.tools;
-  in.add_generation_prompt = add_generation_prompt;
-  in.bos_token = model.bos_token();
-  in.eos_token = model.eos_token();
-  auto text = ctx.chat_template->Render(in);
-  if (!text.ok()) {
-    return ApiError::BadRequest(
-        "the chat template rejected the messages: " + text.status().message(), "messages");
-  }
-  *out = model.tokenizer().Encode(*text, add_special);
+  std::string text;
+  if (auto err = RenderChat(g.messages, g.tools.tools, ctx, add_generation_prompt, &text))
+    return err;
+  *out = ctx.served->model->tokenizer().Encode(text, add_special);
   return std::nullopt;
 }
 
