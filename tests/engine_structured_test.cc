@@ -73,7 +73,8 @@ class ScriptedDrafter : public Drafter {
                std::vector<int32_t>* drafts) override {
     drafts->clear();
     for (const auto& [prompt, cont] : script_) {
-      if (tokens.size() < prompt.size() || !std::equal(prompt.begin(), prompt.end(), tokens.begin())) {
+      if (tokens.size() < prompt.size() ||
+          !std::equal(prompt.begin(), prompt.end(), tokens.begin())) {
         continue;
       }
       const size_t done = tokens.size() - prompt.size();
@@ -148,7 +149,8 @@ class EngineStructuredTest : public ::testing::Test {
   static void ExpectValid(const Result& r, bool regex) {
     EXPECT_EQ(r.reason, FinishReason::kStop) << r.text << " " << r.error.message();
     if (regex) {
-      EXPECT_TRUE(std::regex_match(r.text, std::regex("(0|[1-9][0-9]{0,3})( [+*] (0|[1-9][0-9]{0,3})){2}")))
+      EXPECT_TRUE(
+          std::regex_match(r.text, std::regex("(0|[1-9][0-9]{0,3})( [+*] (0|[1-9][0-9]{0,3})){2}")))
           << r.text;
       return;
     }
@@ -195,7 +197,8 @@ TEST_F(EngineStructuredTest, ConstrainedBatchIsValidAndDraftsChangeNothing) {
 
   for (double p_wrong : {0.0, 0.3}) {
     for (bool wrong_script : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << "p_wrong " << p_wrong << " unconstrained script " << wrong_script);
+      SCOPED_TRACE(::testing::Message()
+                   << "p_wrong " << p_wrong << " unconstrained script " << wrong_script);
       auto drafter = std::make_shared<ScriptedDrafter>(
           5, p_wrong, static_cast<int32_t>(model_->config().vocab_size));
       for (size_t i = 0; i < 4; ++i) {
@@ -280,7 +283,8 @@ TEST_F(EngineStructuredTest, VerifyRejectsADraftTheGrammarRefuses) {
   p.structured.text = "root ::= \"one\"+";
   auto g = compiler.Compile(p.structured);
   ASSERT_TRUE(g.ok());
-  OutputProcessor out(p, -1, tok, model_->eos_ids(), static_cast<int32_t>(model_->config().vocab_size), *g);
+  OutputProcessor out(p, -1, tok, model_->eos_ids(),
+                      static_cast<int32_t>(model_->config().vocab_size), *g);
   // One known token, then drafts [maybe, one]: "maybe" is what the model wants and what the
   // grammar refuses, so row 0 yields "one" != draft 0 and verification stops there.
   std::vector<int32_t> blocks = {0};

@@ -3,10 +3,10 @@
 // and decides how the request finishes. With structured output it also owns the request's
 // GrammarMatcher: before each draw the row's disallowed tokens get -inf (the grammar's token
 // bitmask), after it the matcher takes the token; once the grammar is complete and nothing may
-// follow, the request stops (kStop) without waiting for an EOS. The engine calls OnToken for every sampled or verified
-// token of a step (in order; with drafts several per step, the last one may finish the request)
-// and Emit once per step to take what the step produced; the Generator drives it the same way
-// one token at a time.
+// follow, the request stops (kStop) without waiting for an EOS. The engine calls OnToken for every
+// sampled or verified token of a step (in order; with drafts several per step, the last one may
+// finish the request) and Emit once per step to take what the step produced; the Generator drives
+// it the same way one token at a time.
 #pragma once
 
 #include <cstdint>
@@ -68,8 +68,8 @@ class OutputProcessor {
   // mask is already what a kernel would take (mask_words() uint32 per row, bit id % 32 of word
   // id / 32 set = allowed), filled by FillGrammarMask before the draw.
   bool NeedsHostLogits() const {
-    return top_logprobs_ >= 0 || sampler_.UsesPenalties() || !sampler_.params().logit_bias.empty() ||
-           matcher_ != nullptr;
+    return top_logprobs_ >= 0 || sampler_.UsesPenalties() ||
+           !sampler_.params().logit_bias.empty() || matcher_ != nullptr;
   }
   bool constrained() const { return matcher_ != nullptr; }
   // Structured output: the tokens allowed next, into mask[grammar vocab mask_words()] (EOS

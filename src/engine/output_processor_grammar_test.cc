@@ -21,8 +21,8 @@ class OutputProcessorGrammarTest : public ::testing::Test {
     auto m = Model::Load((testing::SourceDir() / "models" / "tiny-llama").string());
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     model_ = std::move(m).value().release();
-    compiler_ = new grammar::GrammarCompiler(grammar::TokenVocab::FromTokenizer(
-        model_->tokenizer(), vocab(), model_->eos_ids()));
+    compiler_ = new grammar::GrammarCompiler(
+        grammar::TokenVocab::FromTokenizer(model_->tokenizer(), vocab(), model_->eos_ids()));
   }
   static void TearDownTestSuite() {
     delete compiler_;

@@ -30,9 +30,9 @@ const MaskEntry& CompiledGrammar::Entry(uint32_t state, uint32_t parent_state) c
   }
   const auto start = std::chrono::steady_clock::now();
   auto entry = std::make_unique<const MaskEntry>(Compute(state, parent_state));
-  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+  const int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   std::unique_lock<std::shared_mutex> lock(mu_);
   auto [it, inserted] = entries_.emplace(key, std::move(entry));
   if (inserted) {  // else another thread published the same entry first
@@ -110,7 +110,8 @@ MaskEntry CompiledGrammar::Compute(uint32_t state, uint32_t parent_state) const 
     }
     if (dead.pending || (dead.exit_here && !bottom)) {
       for (; k < end; ++k) {
-        if (dead.pending || follows(v.sorted_bytes(k)[d])) uncertain.push_back(static_cast<uint32_t>(k));
+        if (dead.pending || follows(v.sorted_bytes(k)[d]))
+          uncertain.push_back(static_cast<uint32_t>(k));
       }
     }
     i = end;

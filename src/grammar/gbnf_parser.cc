@@ -25,8 +25,8 @@ class GbnfParser {
 
   Result<Grammar> Parse() {
     if (s_.size() > kMaxGbnfBytes) {
-      return Status::InvalidArgument("the grammar is larger than " +
-                                     std::to_string(kMaxGbnfBytes) + " bytes");
+      return Status::InvalidArgument("the grammar is larger than " + std::to_string(kMaxGbnfBytes) +
+                                     " bytes");
     }
     if (!utf8::IsValid(s_)) return Status::InvalidArgument("the grammar is not valid UTF-8");
     SkipSpace(true);
@@ -35,7 +35,8 @@ class GbnfParser {
       SkipSpace(true);
     }
     for (auto& [name, info] : names_) {
-      if (!info.defined) return ErrorAt(info.first_use, "rule '" + name + "' is used but not defined");
+      if (!info.defined)
+        return ErrorAt(info.first_use, "rule '" + name + "' is used but not defined");
     }
     const int64_t root = g_.Find("root");
     if (root < 0) return Status::InvalidArgument("GBNF: the grammar has no 'root' rule");
@@ -66,9 +67,7 @@ class GbnfParser {
   Status Error(const std::string& what) const { return ErrorAt(pos_, what); }
 
   bool AtEnd() const { return pos_ >= s_.size(); }
-  char Peek(size_t ahead = 0) const {
-    return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0';
-  }
+  char Peek(size_t ahead = 0) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
 
   // Spaces, tabs and comments; newlines too when newline_ok.
   void SkipSpace(bool newline_ok) {

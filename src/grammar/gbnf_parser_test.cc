@@ -21,17 +21,23 @@ TEST(GbnfParserTest, ErrorsNameLineAndColumn) {
   EXPECT_EQ(ErrorOf("root ::= \"a\"\nfoo ::= [a-\n"),
             "GBNF line 2, column 12: newline inside a character class");
   EXPECT_EQ(ErrorOf("root ::= \"abc"), "GBNF line 1, column 14: unterminated literal");
-  EXPECT_EQ(ErrorOf("root ::= item\n"), "GBNF line 1, column 10: rule 'item' is used but not defined");
+  EXPECT_EQ(ErrorOf("root ::= item\n"),
+            "GBNF line 1, column 10: rule 'item' is used but not defined");
   EXPECT_EQ(ErrorOf("root = \"a\""), "GBNF line 1, column 6: expected '::=' after the rule name");
-  EXPECT_EQ(ErrorOf("root ::= \"a\"\nroot ::= \"b\""), "GBNF line 2, column 1: rule 'root' is defined twice");
+  EXPECT_EQ(ErrorOf("root ::= \"a\"\nroot ::= \"b\""),
+            "GBNF line 2, column 1: rule 'root' is defined twice");
   EXPECT_EQ(ErrorOf("a ::= \"x\""), "GBNF: the grammar has no 'root' rule");
   EXPECT_EQ(ErrorOf("root ::= (\"a\" \"b\""), "GBNF line 1, column 18: expected ')'");
   EXPECT_EQ(ErrorOf("root ::= [z-a]"), "GBNF line 1, column 13: character range is out of order");
   EXPECT_EQ(ErrorOf("root ::= \"\\q\""), "GBNF line 1, column 11: unknown escape '\\q'");
-  EXPECT_EQ(ErrorOf("root ::= \"a\"{3,2}"), "GBNF line 1, column 18: repetition {m,n} needs m <= n");
-  EXPECT_EQ(ErrorOf("root ::= <[42]>"), "GBNF line 1, column 10: token references (<...>) are not supported");
-  EXPECT_EQ(ErrorOf("root ::= \"é\" ) x"), "GBNF line 1, column 14: unexpected ')' (a rule ends at the end of its line)");
-  EXPECT_EQ(ErrorOf("root ::= \"\\uD800\""), "GBNF line 1, column 11: escape is not a Unicode scalar value");
+  EXPECT_EQ(ErrorOf("root ::= \"a\"{3,2}"),
+            "GBNF line 1, column 18: repetition {m,n} needs m <= n");
+  EXPECT_EQ(ErrorOf("root ::= <[42]>"),
+            "GBNF line 1, column 10: token references (<...>) are not supported");
+  EXPECT_EQ(ErrorOf("root ::= \"é\" ) x"),
+            "GBNF line 1, column 14: unexpected ')' (a rule ends at the end of its line)");
+  EXPECT_EQ(ErrorOf("root ::= \"\\uD800\""),
+            "GBNF line 1, column 11: escape is not a Unicode scalar value");
 }
 
 TEST(GbnfParserTest, UntrustedTextIsBounded) {
@@ -107,7 +113,8 @@ TEST(GbnfParserTest, PrintedGrammarParsesToTheSameLanguage) {
   ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << g->ToGbnf();
   auto a = testing::CompileGrammar(*g, testing::ByteVocab());
   auto b = testing::CompileGrammar(*again, testing::ByteVocab());
-  for (const char* s : {"abaa", "d]\"\"", "zé-ééq", "abaaq\t", "abaa😀\t", "aaa", "ab\"", "ab]]]]]q"}) {
+  for (const char* s :
+       {"abaa", "d]\"\"", "zé-ééq", "abaaq\t", "abaa😀\t", "aaa", "ab\"", "ab]]]]]q"}) {
     EXPECT_EQ(testing::Accepts(a, s), testing::Accepts(b, s)) << s;
   }
   EXPECT_TRUE(testing::Accepts(a, "abaa😀\t"));
@@ -121,7 +128,8 @@ TEST(RegexToGrammarTest, UnsupportedFeaturesAreErrors) {
     EXPECT_FALSE(g.ok()) << p;
   }
   auto g = RegexToGrammar("a(?=b)");
-  EXPECT_EQ(g.status().message(), "regex at offset 2: lookaround and inline flags are not supported");
+  EXPECT_EQ(g.status().message(),
+            "regex at offset 2: lookaround and inline flags are not supported");
 }
 
 }  // namespace

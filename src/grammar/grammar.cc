@@ -213,9 +213,9 @@ void Print(const Expr& e, const Grammar& g, std::string* out, bool nested) {
       if (nested) *out += '(';
       for (size_t i = 0; i < e.children.size(); ++i) {
         if (i) *out += alt ? " | " : " ";
-        const bool wrap = alt ? e.children[i].kind == Expr::Kind::kAlt
-                              : e.children[i].kind == Expr::Kind::kAlt ||
-                                    e.children[i].kind == Expr::Kind::kSeq;
+        const bool wrap =
+            alt ? e.children[i].kind == Expr::Kind::kAlt
+                : e.children[i].kind == Expr::Kind::kAlt || e.children[i].kind == Expr::Kind::kSeq;
         Print(e.children[i], g, out, wrap);
       }
       if (nested) *out += ')';
@@ -223,8 +223,8 @@ void Print(const Expr& e, const Grammar& g, std::string* out, bool nested) {
     }
     case Expr::Kind::kRepeat: {
       const Expr& c = e.children[0];
-      const bool wrap = c.kind == Expr::Kind::kSeq || c.kind == Expr::Kind::kAlt ||
-                        c.kind == Expr::Kind::kRepeat;
+      const bool wrap =
+          c.kind == Expr::Kind::kSeq || c.kind == Expr::Kind::kAlt || c.kind == Expr::Kind::kRepeat;
       Print(c, g, out, wrap);
       if (e.min == 0 && e.max == kUnbounded) {
         *out += '*';
@@ -256,7 +256,9 @@ std::string ExprToGbnf(const Expr& e, const Grammar& g) {
 
 std::string Grammar::ToGbnf() const {
   std::string out;
-  auto add = [&](uint32_t i) { out += rules_[i].name + " ::= " + ExprToGbnf(rules_[i].body, *this) + "\n"; };
+  auto add = [&](uint32_t i) {
+    out += rules_[i].name + " ::= " + ExprToGbnf(rules_[i].body, *this) + "\n";
+  };
   if (!rules_.empty()) add(root_);
   for (uint32_t i = 0; i < rules_.size(); ++i) {
     if (i != root_) add(i);

@@ -33,12 +33,12 @@ struct CharRange {
 struct Expr {
   enum class Kind : uint8_t { kEmpty, kLiteral, kClass, kRef, kSeq, kAlt, kRepeat };
   Kind kind = Kind::kEmpty;
-  std::string literal;           // kLiteral: UTF-8 bytes (non-empty)
+  std::string literal;            // kLiteral: UTF-8 bytes (non-empty)
   std::vector<CharRange> ranges;  // kClass: code point ranges (any order, may overlap)
-  bool negated = false;          // kClass: every code point outside `ranges` (no surrogates)
-  uint32_t rule = 0;             // kRef
-  std::vector<Expr> children;    // kSeq, kAlt; kRepeat: exactly one
-  uint32_t min = 0, max = 0;     // kRepeat: min <= max, max may be kUnbounded
+  bool negated = false;           // kClass: every code point outside `ranges` (no surrogates)
+  uint32_t rule = 0;              // kRef
+  std::vector<Expr> children;     // kSeq, kAlt; kRepeat: exactly one
+  uint32_t min = 0, max = 0;      // kRepeat: min <= max, max may be kUnbounded
 
   static Expr Empty() { return Expr{}; }
   static Expr Literal(std::string_view bytes);  // Empty() for ""

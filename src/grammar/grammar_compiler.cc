@@ -26,8 +26,7 @@ Result<Grammar> ConstraintGrammar(const StructuredOutput& c) {
 GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenVocab> vocab, size_t capacity)
     : vocab_(std::move(vocab)), capacity_(capacity == 0 ? 1 : capacity) {}
 
-Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::Compile(
-    const StructuredOutput& c) {
+Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::Compile(const StructuredOutput& c) {
   std::string key;
   key.reserve(c.text.size() + 2);
   key += static_cast<char>(c.kind);

@@ -58,7 +58,8 @@ TEST(GrammarFixtureTest, GbnfMatchesItsReference) {
     ASSERT_TRUE(compiled) << text;
     for (const Json& s : c["strings"]) {
       EXPECT_EQ(testing::Accepts(compiled, s[0].get<std::string>()), s[1].get<bool>())
-          << "grammar\n" << text << "\non \"" << s[0].get<std::string>() << "\"";
+          << "grammar\n"
+          << text << "\non \"" << s[0].get<std::string>() << "\"";
       ++checked;
     }
   }

@@ -35,8 +35,8 @@ inline std::shared_ptr<const CompiledGrammar> CompileGrammar(const Grammar& g,
   return std::make_shared<const CompiledGrammar>(std::move(*p), std::move(v), 1024);
 }
 
-inline std::shared_ptr<const CompiledGrammar> CompileConstraint(const StructuredOutput& c,
-                                                                std::shared_ptr<const TokenVocab> v) {
+inline std::shared_ptr<const CompiledGrammar> CompileConstraint(
+    const StructuredOutput& c, std::shared_ptr<const TokenVocab> v) {
   auto g = ConstraintGrammar(c);
   EXPECT_TRUE(g.ok()) << g.status().message();
   if (!g.ok()) return nullptr;

@@ -20,23 +20,26 @@ constexpr int kMaxIntDigits = 16;
 Expr DigitRange(const std::string& lo, const std::string& hi) {
   if (lo.empty()) return Expr::Empty();
   if (lo == hi) return Lit(lo);
-  if (lo[0] == hi[0]) return Expr::Seq({Lit(lo.substr(0, 1)), DigitRange(lo.substr(1), hi.substr(1))});
+  if (lo[0] == hi[0])
+    return Expr::Seq({Lit(lo.substr(0, 1)), DigitRange(lo.substr(1), hi.substr(1))});
   const size_t n = lo.size();
   const bool lo_rest_zero = lo.find_first_not_of('0', 1) == std::string::npos;
   const bool hi_rest_nine = hi.find_first_not_of('9', 1) == std::string::npos;
   std::vector<Expr> alts;
   if (!lo_rest_zero) {
-    alts.push_back(Expr::Seq({Lit(lo.substr(0, 1)), DigitRange(lo.substr(1), std::string(n - 1, '9'))}));
+    alts.push_back(
+        Expr::Seq({Lit(lo.substr(0, 1)), DigitRange(lo.substr(1), std::string(n - 1, '9'))}));
   }
   const char a = static_cast<char>(lo[0] + (lo_rest_zero ? 0 : 1));
   const char b = static_cast<char>(hi[0] - (hi_rest_nine ? 0 : 1));
   if (a <= b) {
-    alts.push_back(Expr::Seq({Cls({{static_cast<uint32_t>(a), static_cast<uint32_t>(b)}}),
-                              Expr::Repeat(Digit(), static_cast<uint32_t>(n - 1),
-                                           static_cast<uint32_t>(n - 1))}));
+    alts.push_back(Expr::Seq(
+        {Cls({{static_cast<uint32_t>(a), static_cast<uint32_t>(b)}}),
+         Expr::Repeat(Digit(), static_cast<uint32_t>(n - 1), static_cast<uint32_t>(n - 1))}));
   }
   if (!hi_rest_nine) {
-    alts.push_back(Expr::Seq({Lit(hi.substr(0, 1)), DigitRange(std::string(n - 1, '0'), hi.substr(1))}));
+    alts.push_back(
+        Expr::Seq({Lit(hi.substr(0, 1)), DigitRange(std::string(n - 1, '0'), hi.substr(1))}));
   }
   return Expr::Alt(std::move(alts));
 }
@@ -61,9 +64,9 @@ Expr NonNegativeRange(int64_t lo, std::optional<int64_t> hi) {
   } else {
     alts.push_back(DigitRange(std::to_string(lo), std::string(static_cast<size_t>(nlo), '9')));
     if (nlo < kMaxIntDigits) {
-      alts.push_back(Expr::Seq({Cls({{'1', '9'}}),
-                                Expr::Repeat(Digit(), static_cast<uint32_t>(nlo),
-                                             static_cast<uint32_t>(kMaxIntDigits - 1))}));
+      alts.push_back(
+          Expr::Seq({Cls({{'1', '9'}}), Expr::Repeat(Digit(), static_cast<uint32_t>(nlo),
+                                                     static_cast<uint32_t>(kMaxIntDigits - 1))}));
     }
   }
   return Expr::Alt(std::move(alts));
@@ -75,8 +78,8 @@ Expr NonNegativeNumber(int64_t lo, std::optional<int64_t> hi) {
   if (!hi) return Expr::Seq({NonNegativeRange(lo, std::nullopt), frac});
   std::vector<Expr> alts;
   if (lo <= *hi - 1) alts.push_back(Expr::Seq({NonNegativeRange(lo, *hi - 1), frac}));
-  alts.push_back(Expr::Seq(
-      {Lit(std::to_string(*hi)), Expr::Optional(Expr::Seq({Lit("."), Expr::Repeat(Lit("0"), 1, 15)}))}));
+  alts.push_back(Expr::Seq({Lit(std::to_string(*hi)),
+                            Expr::Optional(Expr::Seq({Lit("."), Expr::Repeat(Lit("0"), 1, 15)}))}));
   return Expr::Alt(std::move(alts));
 }
 
@@ -111,8 +114,8 @@ Result<Expr> JsonRules::Lazy(const char* name, const std::function<Result<Expr>(
 
 Result<Expr> JsonRules::Ws() {
   return Lazy("ws", [] {
-    return Result<Expr>(Expr::Optional(
-        Expr::Alt({Lit(" "), Expr::Seq({Lit("\n"), Expr::Repeat(Cls({{' ', ' '}, {'\t', '\t'}}), 0, 20)})})));
+    return Result<Expr>(Expr::Optional(Expr::Alt(
+        {Lit(" "), Expr::Seq({Lit("\n"), Expr::Repeat(Cls({{' ', ' '}, {'\t', '\t'}}), 0, 20)})})));
   });
 }
 
@@ -120,14 +123,19 @@ Result<Expr> JsonRules::Char() {
   return Lazy("char", [] {
     // \u escapes of surrogates are left out: a lone one is not a character, and a pair would
     // count as two here but one for a validator.
-    Expr hex4 = Expr::Alt({Expr::Seq({Cls({{'0', '9'}, {'A', 'C'}, {'a', 'c'}}), Expr::Repeat(Hex(), 3, 3)}),
-                           Expr::Seq({Cls({{'D', 'D'}, {'d', 'd'}}), Cls({{'0', '7'}}),
-                                      Expr::Repeat(Hex(), 2, 2)}),
-                           Expr::Seq({Cls({{'E', 'F'}, {'e', 'f'}}), Expr::Repeat(Hex(), 3, 3)})});
-    Expr escape = Expr::Seq(
-        {Lit("\\"), Expr::Alt({Cls({{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', 'b'}, {'f', 'f'},
-                                    {'n', 'n'}, {'r', 'r'}, {'t', 't'}}),
-                               Expr::Seq({Lit("u"), std::move(hex4)})})});
+    Expr hex4 = Expr::Alt(
+        {Expr::Seq({Cls({{'0', '9'}, {'A', 'C'}, {'a', 'c'}}), Expr::Repeat(Hex(), 3, 3)}),
+         Expr::Seq({Cls({{'D', 'D'}, {'d', 'd'}}), Cls({{'0', '7'}}), Expr::Repeat(Hex(), 2, 2)}),
+         Expr::Seq({Cls({{'E', 'F'}, {'e', 'f'}}), Expr::Repeat(Hex(), 3, 3)})});
+    Expr escape = Expr::Seq({Lit("\\"), Expr::Alt({Cls({{'"', '"'},
+                                                        {'\\', '\\'},
+                                                        {'/', '/'},
+                                                        {'b', 'b'},
+                                                        {'f', 'f'},
+                                                        {'n', 'n'},
+                                                        {'r', 'r'},
+                                                        {'t', 't'}}),
+                                                   Expr::Seq({Lit("u"), std::move(hex4)})})});
     return Result<Expr>(Expr::Alt(
         {Expr::Class({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, /*negated=*/true), std::move(escape)}));
   });
@@ -148,12 +156,12 @@ Result<Expr> JsonRules::Integer() {
 
 Result<Expr> JsonRules::Number() {
   return Lazy("number", [] {
-    return Result<Expr>(Expr::Seq(
-        {Expr::Optional(Lit("-")), NonNegativeRange(0, std::nullopt),
-         Expr::Optional(Expr::Seq({Lit("."), Expr::Repeat(Digit(), 1, 15)})),
-         Expr::Optional(Expr::Seq({Cls({{'E', 'E'}, {'e', 'e'}}),
-                                   Expr::Optional(Cls({{'+', '+'}, {'-', '-'}})),
-                                   Expr::Repeat(Digit(), 1, 2)}))}));
+    return Result<Expr>(
+        Expr::Seq({Expr::Optional(Lit("-")), NonNegativeRange(0, std::nullopt),
+                   Expr::Optional(Expr::Seq({Lit("."), Expr::Repeat(Digit(), 1, 15)})),
+                   Expr::Optional(Expr::Seq({Cls({{'E', 'E'}, {'e', 'e'}}),
+                                             Expr::Optional(Cls({{'+', '+'}, {'-', '-'}})),
+                                             Expr::Repeat(Digit(), 1, 2)}))}));
   });
 }
 
@@ -213,7 +221,8 @@ Result<Expr> JsonRules::NumberRange(std::optional<int64_t> lo, std::optional<int
   JISU_RETURN_IF_ERROR(CheckBounds(lo, hi));
   std::vector<Expr> alts;
   if (!lo) {
-    alts.push_back(Expr::Seq({Lit("-"), NonNegativeNumber(hi && *hi < 0 ? -*hi : 0, std::nullopt)}));
+    alts.push_back(
+        Expr::Seq({Lit("-"), NonNegativeNumber(hi && *hi < 0 ? -*hi : 0, std::nullopt)}));
   } else if (*lo < 0) {
     alts.push_back(Expr::Seq({Lit("-"), NonNegativeNumber(hi && *hi < 0 ? -*hi : 0, -*lo)}));
   }
@@ -241,9 +250,12 @@ Result<Expr> JsonRules::StringFormat(std::string_view format) {
   } else if (format == "uuid") {
     pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
   } else if (format == "email") {
-    pattern = "^[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(\\.[A-Za-z0-9-]{1,63}){0,3}\\.[A-Za-z]{2,24}$";
+    pattern =
+        "^[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(\\.[A-Za-z0-9-]{1,63}){0,3}\\.[A-Za-z]{2,24}$";
   } else if (format == "ipv4") {
-    pattern = "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$";
+    pattern =
+        "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-"
+        "9]?[0-9])$";
   } else {
     return Status::InvalidArgument("format '" + std::string(format) +
                                    "' is not supported (date, time, date-time, uuid, email, ipv4)");

@@ -33,7 +33,7 @@ class JsonRules {
   Result<Expr> Number();   // any number
   Result<Expr> Boolean();
   Result<Expr> Null();
-  Result<Expr> Value();  // any JSON value
+  Result<Expr> Value();   // any JSON value
   Result<Expr> Object();  // any JSON object
   Result<Expr> Array();   // any JSON array
 

@@ -16,14 +16,34 @@ using Json = nlohmann::ordered_json;
 const std::set<std::string> kAnnotations = {"title",    "description", "default",  "examples",
                                             "$schema",  "$id",         "$comment", "deprecated",
                                             "readOnly", "writeOnly"};
-const std::set<std::string> kKeywords = {
-    "type",         "properties",  "required",  "additionalProperties", "items",
-    "prefixItems",  "minItems",    "maxItems",  "enum",                 "const",
-    "anyOf",        "oneOf",       "allOf",     "$ref",                 "$defs",
-    "definitions",  "minLength",   "maxLength", "pattern",              "format",
-    "minimum",      "maximum",     "exclusiveMinimum", "exclusiveMaximum", "nullable",
-    "minProperties", "maxProperties"};
-const std::set<std::string> kTypes = {"object", "array",   "string", "number",
+const std::set<std::string> kKeywords = {"type",
+                                         "properties",
+                                         "required",
+                                         "additionalProperties",
+                                         "items",
+                                         "prefixItems",
+                                         "minItems",
+                                         "maxItems",
+                                         "enum",
+                                         "const",
+                                         "anyOf",
+                                         "oneOf",
+                                         "allOf",
+                                         "$ref",
+                                         "$defs",
+                                         "definitions",
+                                         "minLength",
+                                         "maxLength",
+                                         "pattern",
+                                         "format",
+                                         "minimum",
+                                         "maximum",
+                                         "exclusiveMinimum",
+                                         "exclusiveMaximum",
+                                         "nullable",
+                                         "minProperties",
+                                         "maxProperties"};
+const std::set<std::string> kTypes = {"object",  "array",   "string", "number",
                                       "integer", "boolean", "null"};
 constexpr int kMaxDepth = 128;
 
@@ -106,7 +126,8 @@ class SchemaConverter {
 
   Result<Expr> Convert(const Json& s, const std::string& ptr, const std::string& name) {
     DepthGuard guard(&depth_);
-    if (depth_ > kMaxDepth) return Bad(ptr, "schemas nest deeper than " + std::to_string(kMaxDepth));
+    if (depth_ > kMaxDepth)
+      return Bad(ptr, "schemas nest deeper than " + std::to_string(kMaxDepth));
     if (s.is_boolean()) {
       if (s.get<bool>()) return rules_.Value();
       return Bad(ptr, "the schema false matches nothing");
@@ -128,15 +149,18 @@ class SchemaConverter {
       return Convert(merged, ptr, name);
     }
     if (s.contains("anyOf") || s.contains("oneOf")) {
-      if (s.contains("anyOf") && s.contains("oneOf")) return Bad(ptr, "anyOf with oneOf is not supported");
+      if (s.contains("anyOf") && s.contains("oneOf"))
+        return Bad(ptr, "anyOf with oneOf is not supported");
       const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
       const Json& branches = s[key];
-      if (!branches.is_array() || branches.empty()) return Bad(ptr, std::string(key) + " must be a non-empty array");
+      if (!branches.is_array() || branches.empty())
+        return Bad(ptr, std::string(key) + " must be a non-empty array");
       const Json rest = Constraints(s, {key});
       std::vector<Expr> alts;
       for (size_t i = 0; i < branches.size(); ++i) {
         const std::string p = ptr + "/" + key + "/" + std::to_string(i);
-        Json branch = rest.empty() ? branches[i] : Json{{"allOf", Json::array({rest, branches[i]})}};
+        Json branch =
+            rest.empty() ? branches[i] : Json{{"allOf", Json::array({rest, branches[i]})}};
         JISU_ASSIGN_OR_RETURN(Expr e, Convert(branch, p, name + "-" + std::to_string(i)));
         alts.push_back(std::move(e));
       }
@@ -164,7 +188,8 @@ class SchemaConverter {
   }
 
   Result<std::vector<std::string>> TypesOf(const Json& s, const std::string& ptr) {
-    if (s.contains("nullable") && !s["nullable"].is_boolean()) return Bad(ptr, "nullable must be a boolean");
+    if (s.contains("nullable") && !s["nullable"].is_boolean())
+      return Bad(ptr, "nullable must be a boolean");
     std::vector<std::string> types;
     if (s.contains("type")) {
       const Json& t = s["type"];
@@ -189,7 +214,8 @@ class SchemaConverter {
       }
       return false;
     };
-    if (any_of({"properties", "required", "additionalProperties", "minProperties", "maxProperties"})) {
+    if (any_of(
+            {"properties", "required", "additionalProperties", "minProperties", "maxProperties"})) {
       types.push_back("object");
     }
     if (any_of({"items", "prefixItems", "minItems", "maxItems"})) types.push_back("array");
@@ -218,7 +244,8 @@ class SchemaConverter {
     if (type == "array") return v.is_array();
     if (type == "string") return v.is_string();
     if (type == "integer") {
-      return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+      return v.is_number_integer() ||
+             (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
     }
     if (type == "number") return v.is_number();
     if (type == "boolean") return v.is_boolean();
@@ -233,12 +260,14 @@ class SchemaConverter {
     std::vector<Json> values;
     if (s.contains("const")) {
       values.push_back(s["const"]);
-      if (s.contains("enum") && (!s["enum"].is_array() ||
-                                 std::find(s["enum"].begin(), s["enum"].end(), s["const"]) == s["enum"].end())) {
+      if (s.contains("enum") &&
+          (!s["enum"].is_array() ||
+           std::find(s["enum"].begin(), s["enum"].end(), s["const"]) == s["enum"].end())) {
         return Bad(ptr, "const is not one of enum");
       }
     } else {
-      if (!s["enum"].is_array() || s["enum"].empty()) return Bad(ptr, "enum must be a non-empty array");
+      if (!s["enum"].is_array() || s["enum"].empty())
+        return Bad(ptr, "enum must be a non-empty array");
       for (const Json& v : s["enum"]) values.push_back(v);
     }
     std::vector<std::string> types;
@@ -285,7 +314,8 @@ class SchemaConverter {
     if (!ref.is_string()) return Bad(ptr, "$ref must be a string");
     const std::string r = ref.get<std::string>();
     if (r == "#") return Expr::Ref(root_rule_);
-    if (r.rfind("#/", 0) != 0) return Bad(ptr, "$ref '" + r + "': only local references (\"#/...\") are supported");
+    if (r.rfind("#/", 0) != 0)
+      return Bad(ptr, "$ref '" + r + "': only local references (\"#/...\") are supported");
     auto it = refs_.find(r);
     if (it != refs_.end()) return Expr::Ref(it->second);
     JISU_ASSIGN_OR_RETURN(const Json* target, Resolve(r, ptr));
@@ -315,8 +345,9 @@ class SchemaConverter {
       }
       if (cur->is_object() && cur->contains(key)) {
         cur = &(*cur)[key];
-      } else if (cur->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos &&
-                 key.size() < 9 && std::stoul(key) < cur->size()) {
+      } else if (cur->is_array() && !key.empty() &&
+                 key.find_first_not_of("0123456789") == std::string::npos && key.size() < 9 &&
+                 std::stoul(key) < cur->size()) {
         cur = &(*cur)[std::stoul(key)];
       } else {
         return Bad(ptr, "$ref '" + r + "' does not resolve");
@@ -329,9 +360,11 @@ class SchemaConverter {
   // allOf: the branches (references resolved) merged into one schema with the siblings.
   Result<Json> MergeAllOf(const Json& s, const std::string& ptr) {
     DepthGuard guard(&depth_);
-    if (depth_ > kMaxDepth) return Bad(ptr, "allOf/$ref nest deeper than " + std::to_string(kMaxDepth));
+    if (depth_ > kMaxDepth)
+      return Bad(ptr, "allOf/$ref nest deeper than " + std::to_string(kMaxDepth));
     const Json& branches = s["allOf"];
-    if (!branches.is_array() || branches.empty()) return Bad(ptr, "allOf must be a non-empty array");
+    if (!branches.is_array() || branches.empty())
+      return Bad(ptr, "allOf must be a non-empty array");
     Json out = Constraints(s, {"allOf"});
     std::optional<std::set<std::string>> allowed;  // keys permitted by additionalProperties: false
     auto restrict = [&](const Json& b) {
@@ -339,7 +372,8 @@ class SchemaConverter {
       if (ap == b.end() || !ap->is_boolean() || ap->get<bool>()) return;
       std::set<std::string> keys;
       if (b.contains("properties") && b["properties"].is_object()) {
-        for (auto it = b["properties"].begin(); it != b["properties"].end(); ++it) keys.insert(it.key());
+        for (auto it = b["properties"].begin(); it != b["properties"].end(); ++it)
+          keys.insert(it.key());
       }
       if (!allowed) {
         allowed = keys;
@@ -361,7 +395,9 @@ class SchemaConverter {
       }
       if (!b.is_object()) return Bad(p, "a schema must be an object or a boolean");
       if (b.contains("$ref")) {
-        JISU_ASSIGN_OR_RETURN(const Json* target, Resolve(b["$ref"].is_string() ? b["$ref"].get<std::string>() : "", p));
+        JISU_ASSIGN_OR_RETURN(
+            const Json* target,
+            Resolve(b["$ref"].is_string() ? b["$ref"].get<std::string>() : "", p));
         Json rest = Constraints(b, {"$ref"});
         b = Json{{"allOf", rest.empty() ? Json::array({*target}) : Json::array({*target, rest})}};
       }
@@ -437,10 +473,12 @@ class SchemaConverter {
         if (both.empty()) return Bad(ptr, "allOf: the branches' types have nothing in common");
         d = both.size() == 1 ? both[0] : both;
       } else if ((key == "minLength" || key == "minItems" || key == "minimum" ||
-                  key == "exclusiveMinimum") && d.is_number() && v.is_number()) {
+                  key == "exclusiveMinimum") &&
+                 d.is_number() && v.is_number()) {
         if (v.get<double>() > d.get<double>()) d = v;
       } else if ((key == "maxLength" || key == "maxItems" || key == "maximum" ||
-                  key == "exclusiveMaximum") && d.is_number() && v.is_number()) {
+                  key == "exclusiveMaximum") &&
+                 d.is_number() && v.is_number()) {
         if (v.get<double>() < d.get<double>()) d = v;
       } else if (key == "additionalProperties" && (d == false || v == false)) {
         d = false;
@@ -487,7 +525,8 @@ class SchemaConverter {
       for (auto& [key, unused] : props) found |= key == k;
       if (found) continue;
       if (!additional) {
-        return Bad(ptr, "required property '" + k + "' is not in properties and additionalProperties is false");
+        return Bad(ptr, "required property '" + k +
+                            "' is not in properties and additionalProperties is false");
       }
       props.emplace_back(k, additional);
     }
@@ -503,7 +542,8 @@ class SchemaConverter {
       const std::string p = ptr + "/properties/" + PointerPart(key);
       JISU_ASSIGN_OR_RETURN(Expr v, Convert(*schema, p, name + "-" + Sanitize(key)));
       JISU_ASSIGN_OR_RETURN(v, AsRef(std::move(v), name + "-" + Sanitize(key)));
-      kvs.push_back(Expr::Seq({Expr::Literal(Json(key).dump()), ws, Expr::Literal(":"), ws, std::move(v)}));
+      kvs.push_back(
+          Expr::Seq({Expr::Literal(Json(key).dump()), ws, Expr::Literal(":"), ws, std::move(v)}));
       req.push_back(required.count(key) > 0);
     }
     std::optional<Expr> extra;
@@ -511,7 +551,8 @@ class SchemaConverter {
       std::vector<std::string> keys;
       for (auto& [key, unused] : props) keys.push_back(key);
       JISU_ASSIGN_OR_RETURN(Expr key, rules_.KeyNotIn(keys, name));
-      JISU_ASSIGN_OR_RETURN(Expr v, Convert(*additional, ptr + "/additionalProperties", name + "-extra"));
+      JISU_ASSIGN_OR_RETURN(Expr v,
+                            Convert(*additional, ptr + "/additionalProperties", name + "-extra"));
       JISU_ASSIGN_OR_RETURN(v, AsRef(std::move(v), name + "-extra"));
       extra = Expr::Seq({std::move(key), ws, Expr::Literal(":"), ws, std::move(v)});
     }
@@ -553,7 +594,8 @@ class SchemaConverter {
     if (extra && extra_max > 0) {
       const uint32_t more_max = extra_max == kUnbounded ? kUnbounded : extra_max - 1;
       g_.SetBody(c[n], Tail(comma, *extra, extra_min, extra_max));
-      Expr first = Expr::Seq({*extra, Tail(comma, *extra, extra_min > 0 ? extra_min - 1 : 0, more_max)});
+      Expr first =
+          Expr::Seq({*extra, Tail(comma, *extra, extra_min > 0 ? extra_min - 1 : 0, more_max)});
       g_.SetBody(r[n], extra_min > 0 ? std::move(first) : Expr::Optional(std::move(first)));
     }
     for (size_t i = n; i-- > 0;) {
@@ -563,7 +605,8 @@ class SchemaConverter {
         g_.SetBody(r[i], Expr::Seq({kvs[i], Expr::Ref(c[i + 1])}));
       } else {
         g_.SetBody(c[i], Expr::Seq({Expr::Optional(with_comma), Expr::Ref(c[i + 1])}));
-        g_.SetBody(r[i], Expr::Alt({Expr::Seq({kvs[i], Expr::Ref(c[i + 1])}), Expr::Ref(r[i + 1])}));
+        g_.SetBody(r[i],
+                   Expr::Alt({Expr::Seq({kvs[i], Expr::Ref(c[i + 1])}), Expr::Ref(r[i + 1])}));
       }
     }
     g_.SetBody(rule, Expr::Seq({Expr::Literal("{"), ws, Expr::Ref(r[0]), ws, Expr::Literal("}")}));
@@ -573,9 +616,11 @@ class SchemaConverter {
   Result<uint32_t> Count(const Json& s, const char* key, const std::string& ptr, uint32_t def) {
     if (!s.contains(key)) return def;
     const Json& v = s[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < 0) return Bad(ptr, std::string(key) + " must be a non-negative integer");
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      return Bad(ptr, std::string(key) + " must be a non-negative integer");
     if (v.get<int64_t>() > Grammar::kMaxRepeat) {
-      return Bad(ptr, std::string(key) + " above " + std::to_string(Grammar::kMaxRepeat) + " is not supported");
+      return Bad(ptr, std::string(key) + " above " + std::to_string(Grammar::kMaxRepeat) +
+                          " is not supported");
     }
     return static_cast<uint32_t>(v.get<int64_t>());
   }
@@ -612,7 +657,8 @@ class SchemaConverter {
       const uint32_t k = static_cast<uint32_t>(pre.size());
       if (max < k) return Bad(ptr, "maxItems below the number of prefixItems is not supported");
       for (uint32_t i = 0; i < k; ++i) {
-        JISU_ASSIGN_OR_RETURN(Expr e, Convert(pre[i], ptr + "/prefixItems/" + std::to_string(i), name + "-" + std::to_string(i)));
+        JISU_ASSIGN_OR_RETURN(Expr e, Convert(pre[i], ptr + "/prefixItems/" + std::to_string(i),
+                                              name + "-" + std::to_string(i)));
         if (i) seq.push_back(comma);
         seq.push_back(std::move(e));
       }
@@ -621,7 +667,8 @@ class SchemaConverter {
         JISU_ASSIGN_OR_RETURN(Expr any, rules_.Value());
         seq.push_back(Tail(comma, any, extra_min, extra_min));
       } else if (!item) {
-        if (extra_min > 0) return Bad(ptr, "minItems needs more items than prefixItems and items is false");
+        if (extra_min > 0)
+          return Bad(ptr, "minItems needs more items than prefixItems and items is false");
       } else {
         seq.push_back(Tail(comma, *item, extra_min, max == kUnbounded ? kUnbounded : max - k));
       }
@@ -636,9 +683,10 @@ class SchemaConverter {
       if (!item) max = 0;
       if (min > max) return Bad(ptr, "minItems needs items but items is false");
       if (max > 0) {
-        Expr body = Expr::Seq({*item, Tail(comma, *item, min > 0 ? min - 1 : 0,
-                                           max == kUnbounded ? kUnbounded : max - 1),
-                               ws});
+        Expr body = Expr::Seq(
+            {*item,
+             Tail(comma, *item, min > 0 ? min - 1 : 0, max == kUnbounded ? kUnbounded : max - 1),
+             ws});
         seq.push_back(min == 0 ? Expr::Optional(std::move(body)) : std::move(body));
       }
     }
@@ -650,7 +698,8 @@ class SchemaConverter {
   Result<Expr> StringExpr(const Json& s, const std::string& ptr) {
     const bool length = s.contains("minLength") || s.contains("maxLength");
     const int kinds = int(length) + int(s.contains("pattern")) + int(s.contains("format"));
-    if (kinds > 1) return Bad(ptr, "combining minLength/maxLength, pattern and format is not supported");
+    if (kinds > 1)
+      return Bad(ptr, "combining minLength/maxLength, pattern and format is not supported");
     if (s.contains("pattern")) {
       if (!s["pattern"].is_string()) return Bad(ptr, "pattern must be a string");
       return At(ptr + "/pattern", rules_.StringPattern(s["pattern"].get<std::string>()));
@@ -710,14 +759,18 @@ class SchemaConverter {
 
   Result<Expr> NumberExpr(const Json& s, const std::string& ptr) {
     if (s.contains("exclusiveMinimum") || s.contains("exclusiveMaximum")) {
-      return Bad(ptr, "exclusiveMinimum/exclusiveMaximum on numbers are not supported (on integers they are)");
+      return Bad(
+          ptr,
+          "exclusiveMinimum/exclusiveMaximum on numbers are not supported (on integers they are)");
     }
     JISU_ASSIGN_OR_RETURN(auto min, Bound(s, "minimum", ptr));
     JISU_ASSIGN_OR_RETURN(auto max, Bound(s, "maximum", ptr));
     if (!min && !max) return rules_.Number();
     for (auto b : {min, max}) {
       if (b && std::floor(*b) != *b) {
-        return Bad(ptr, "minimum/maximum on numbers must be integers (non-integer bounds are not supported)");
+        return Bad(
+            ptr,
+            "minimum/maximum on numbers must be integers (non-integer bounds are not supported)");
       }
     }
     std::optional<int64_t> lo, hi;
@@ -739,7 +792,8 @@ class SchemaConverter {
 
 Result<Grammar> JsonSchemaToGrammar(std::string_view schema, const JsonSchemaOptions& options) {
   if (!JsonDepthWithin(schema)) {
-    return Status::InvalidArgument("json_schema is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    return Status::InvalidArgument("json_schema is nested deeper than " +
+                                   std::to_string(kMaxJsonDepth) + " levels");
   }
   Json j = Json::parse(schema, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status::InvalidArgument("json_schema is not valid JSON");

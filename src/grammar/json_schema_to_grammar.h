@@ -1,8 +1,9 @@
 // JSON Schema -> grammar IR: the grammar's strings are JSON texts valid against the schema.
 //
 // Supported: type (object, array, string, number, integer, boolean, null, and arrays of types),
-// properties / required / additionalProperties / minProperties / maxProperties, items / prefixItems / minItems / maxItems, enum,
-// const, anyOf / oneOf (as alternatives), allOf (object schemas merged), $ref to "#" or
+// properties / required / additionalProperties / minProperties / maxProperties, items / prefixItems
+// / minItems / maxItems, enum, const, anyOf / oneOf (as alternatives), allOf (object schemas
+// merged), $ref to "#" or
 // "#/..." ($defs, definitions, any local pointer; recursion allowed), minLength / maxLength,
 // pattern (regex_to_grammar.h, searched as JSON Schema says), format (date, time, date-time, uuid,
 // email, ipv4), minimum / maximum / exclusiveMinimum / exclusiveMaximum for integers (and

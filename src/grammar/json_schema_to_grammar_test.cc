@@ -26,13 +26,15 @@ std::shared_ptr<const CompiledGrammar> Compile(const char* schema, bool strict =
 TEST(JsonSchemaToGrammarTest, UnsupportedKeywordsAreErrorsNamingWhere) {
   EXPECT_EQ(ErrorOf(R"({"type":"object","properties":{"a":{"type":"integer","multipleOf":3}}})"),
             "json_schema at #/properties/a: keyword 'multipleOf' is not supported");
-  EXPECT_EQ(ErrorOf(R"({"not":{"type":"string"}})"), "json_schema at #: keyword 'not' is not supported");
+  EXPECT_EQ(ErrorOf(R"({"not":{"type":"string"}})"),
+            "json_schema at #: keyword 'not' is not supported");
   EXPECT_EQ(ErrorOf(R"({"type":"array","items":{"type":"string"},"uniqueItems":true})"),
             "json_schema at #: keyword 'uniqueItems' is not supported");
   EXPECT_EQ(ErrorOf(R"({"type":"object","patternProperties":{"^x":{}}})"),
             "json_schema at #: keyword 'patternProperties' is not supported");
-  EXPECT_EQ(ErrorOf(R"({"$ref":"other.json#/a"})"),
-            "json_schema at #: $ref 'other.json#/a': only local references (\"#/...\") are supported");
+  EXPECT_EQ(
+      ErrorOf(R"({"$ref":"other.json#/a"})"),
+      "json_schema at #: $ref 'other.json#/a': only local references (\"#/...\") are supported");
   EXPECT_EQ(ErrorOf(R"({"$ref":"#/$defs/missing"})"),
             "json_schema at #: $ref '#/$defs/missing' does not resolve");
   EXPECT_EQ(ErrorOf(R"({"type":"string","format":"hostname"})"),
@@ -42,30 +44,36 @@ TEST(JsonSchemaToGrammarTest, UnsupportedKeywordsAreErrorsNamingWhere) {
   EXPECT_EQ(ErrorOf("false"), "json_schema at #: the schema false matches nothing");
   EXPECT_EQ(ErrorOf("[1]"), "json_schema at #: a schema must be an object or a boolean");
   EXPECT_EQ(ErrorOf("{"), "json_schema is not valid JSON");
-  EXPECT_NE(ErrorOf(R"({"type":"string","maxLength":20000})").find("above 10000"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"type":"number","minimum":0.5})").find("must be integers"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"type":"string","maxLength":20000})").find("above 10000"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"type":"number","minimum":0.5})").find("must be integers"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(R"({"type":"string","pattern":"(a)\\1"})").find("#/pattern: regex at offset"),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"type":"string","pattern":"^a$","maxLength":3})").find("combining"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"allOf":[{"type":"string"},{"type":"integer"}]})").find("nothing in common"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(R"({"allOf":[{"type":"string"},{"type":"integer"}]})").find("nothing in common"),
+      std::string::npos);
   EXPECT_NE(ErrorOf(R"({"allOf":[{"properties":{"a":{"type":"string"}},"required":["a"]},
                                  {"properties":{"b":{}},"additionalProperties":false}]})")
                 .find("required property 'a' is excluded"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"type":"integer","minimum":5,"maximum":4})").find("no integer"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"type":"integer","minimum":5,"maximum":4})").find("no integer"),
+            std::string::npos);
 }
 
 TEST(JsonSchemaToGrammarTest, AnnotationsAreIgnored) {
-  auto c = Compile(R"({"title":"T","description":"d","$schema":"https://json-schema.org/draft/2020-12/schema",
+  auto c = Compile(
+      R"({"title":"T","description":"d","$schema":"https://json-schema.org/draft/2020-12/schema",
                        "$comment":"c","examples":[1],"default":1,"deprecated":false,"type":"integer"})");
   ASSERT_TRUE(c);
   EXPECT_TRUE(testing::Accepts(c, "12"));
 }
 
 TEST(JsonSchemaToGrammarTest, StrictDecidesAbsentAdditionalProperties) {
-  const char* schema = R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})";
+  const char* schema =
+      R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})";
   auto strict = Compile(schema, true);
   auto loose = Compile(schema, false);
   EXPECT_TRUE(testing::Accepts(strict, R"({"a": 1})"));
@@ -91,8 +99,8 @@ TEST(JsonSchemaToGrammarTest, WhitespaceIsBounded) {
   EXPECT_TRUE(testing::Accepts(c, "[\n  1,\n  2\n]"));
   EXPECT_FALSE(testing::Accepts(c, "[1,  2]"));  // two spaces
   EXPECT_FALSE(testing::Accepts(c, "[1,\n" + std::string(21, ' ') + "2]"));
-  EXPECT_FALSE(testing::Accepts(c, " [1]"));     // nothing before the value
-  EXPECT_FALSE(testing::Accepts(c, "[1] "));     // nor after it
+  EXPECT_FALSE(testing::Accepts(c, " [1]"));  // nothing before the value
+  EXPECT_FALSE(testing::Accepts(c, "[1] "));  // nor after it
 }
 
 TEST(JsonSchemaToGrammarTest, JsonObjectIsAnyObject) {
@@ -100,7 +108,8 @@ TEST(JsonSchemaToGrammarTest, JsonObjectIsAnyObject) {
   ASSERT_TRUE(g.ok());
   auto c = testing::CompileGrammar(*g, testing::ByteVocab());
   EXPECT_TRUE(testing::Accepts(c, "{}"));
-  EXPECT_TRUE(testing::Accepts(c, R"({"a": [1, -2.5e10, "x\u00e9", true, false, null, {"b": {}}]})"));
+  EXPECT_TRUE(
+      testing::Accepts(c, R"({"a": [1, -2.5e10, "x\u00e9", true, false, null, {"b": {}}]})"));
   EXPECT_FALSE(testing::Accepts(c, "[]"));
   EXPECT_FALSE(testing::Accepts(c, "\"x\""));
   EXPECT_FALSE(testing::Accepts(c, R"({"a": 01})"));

@@ -29,9 +29,9 @@ bool GrammarMatcher::Run(const std::vector<uint32_t>& from, std::string_view byt
     step_.Advance(a_, static_cast<uint8_t>(bytes[k]), &b_, &f);
     a_.swap(b_);
     if (a_.size() > options_.max_tops) {
-      error_ = Status::ResourceExhausted("the grammar is too ambiguous: more than " +
-                                         std::to_string(options_.max_tops) +
-                                         " parse stacks at once");
+      error_ =
+          Status::ResourceExhausted("the grammar is too ambiguous: more than " +
+                                    std::to_string(options_.max_tops) + " parse stacks at once");
       return false;
     }
     if (a_.empty() && !(k + 1 == bytes.size() && f.complete)) return false;

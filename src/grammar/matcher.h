@@ -30,9 +30,9 @@
 namespace jisu::grammar {
 
 struct MatcherOptions {
-  int max_rollback = 64;          // tokens Rollback can undo (the speculative window)
-  size_t max_nodes = 1u << 21;    // stack nodes alive after collection (~64 MiB with the index)
-  size_t max_tops = 4096;         // stacks in one state (ambiguous grammars)
+  int max_rollback = 64;        // tokens Rollback can undo (the speculative window)
+  size_t max_nodes = 1u << 21;  // stack nodes alive after collection (~64 MiB with the index)
+  size_t max_tops = 4096;       // stacks in one state (ambiguous grammars)
 };
 
 class GrammarMatcher {

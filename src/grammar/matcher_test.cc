@@ -24,8 +24,9 @@ using testing::CompileGrammar;
 std::shared_ptr<const TokenVocab> TinyLlamaVocab() {
   static std::shared_ptr<const TokenVocab> vocab = [] {
     const auto dir = jisu::testing::SourceDir() / "models" / "tiny-llama";
-    auto tok = Tokenizer::FromHuggingFace(testing::ReadFile((dir / "tokenizer.json").string()),
-                                          testing::ReadFile((dir / "tokenizer_config.json").string()));
+    auto tok =
+        Tokenizer::FromHuggingFace(testing::ReadFile((dir / "tokenizer.json").string()),
+                                   testing::ReadFile((dir / "tokenizer_config.json").string()));
     EXPECT_TRUE(tok.ok()) << tok.status().message();
     std::vector<int32_t> eos = (*tok)->stop_ids();
     return TokenVocab::FromTokenizer(**tok, (*tok)->vocab_size(), eos);
@@ -98,7 +99,6 @@ void RandomWalks(const std::shared_ptr<const CompiledGrammar>& g, int walks, int
       ASSERT_TRUE(m.AcceptToken(id));
       text += v.bytes(id);
     }
-
   }
 }
 
@@ -121,17 +121,16 @@ TEST(GrammarMatcherTest, CachedMaskEqualsBruteForceOnSmolLM2Vocab) {
 
 TEST(GrammarMatcherTest, CachedMaskEqualsBruteForceOnAmbiguousGrammar) {
   // Nullable pieces, nested repetitions and UTF-8 classes: several stacks at once.
-  auto g = CompileConstraint(
-      Gbnf("root ::= item (\" \"? \",\" \" \"? item)* \".\"?\n"
-           "item ::= [a-zé€😀]+ | \"(\" root \")\" | [0-9]{1,3} \"x\"?\n"),
-      TinyLlamaVocab());
+  auto g = CompileConstraint(Gbnf("root ::= item (\" \"? \",\" \" \"? item)* \".\"?\n"
+                                  "item ::= [a-zé€😀]+ | \"(\" root \")\" | [0-9]{1,3} \"x\"?\n"),
+                             TinyLlamaVocab());
   ASSERT_TRUE(g);
   RandomWalks(g, 8, 30, 4);
 }
 
 TEST(GrammarMatcherTest, AcceptsExactlyTheLanguage) {
-  auto g = CompileConstraint(Gbnf("root ::= \"a\" [b-d]+ \"e\" | \"x\"{2,3}"),
-                             testing::ByteVocab());
+  auto g =
+      CompileConstraint(Gbnf("root ::= \"a\" [b-d]+ \"e\" | \"x\"{2,3}"), testing::ByteVocab());
   ASSERT_TRUE(g);
   EXPECT_TRUE(Accepts(g, "abe"));
   EXPECT_TRUE(Accepts(g, "abcdde"));
@@ -239,7 +238,8 @@ TEST(GrammarMatcherTest, MemoryStaysBoundedOverLongOutputs) {
   // window, and the matcher keeps working.
   auto g = CompileConstraint(Gbnf("root ::= (\"[\" [a-z]* \"]\")*"), testing::ByteVocab());
   GrammarMatcher m(g, MatcherOptions{.max_rollback = 8, .max_nodes = 1 << 15});
-  for (int i = 0; i < 200000; ++i) ASSERT_TRUE(m.AcceptBytes(i % 50 == 0 ? "[" : (i % 50 == 49 ? "]" : "q")));
+  for (int i = 0; i < 200000; ++i)
+    ASSERT_TRUE(m.AcceptBytes(i % 50 == 0 ? "[" : (i % 50 == 49 ? "]" : "q")));
   EXPECT_TRUE(m.error().ok()) << m.error().message();
 }
 

@@ -37,9 +37,9 @@ class ProgramBuilder {
  private:
   struct Atom {
     StateKind kind = StateKind::kMatch;
-    uint32_t rule = 0;                  // kRef
-    std::vector<CharRange> ranges;      // kMatch: normalized code point ranges
-    int literal_byte = -1;              // kMatch: a single byte instead of ranges
+    uint32_t rule = 0;              // kRef
+    std::vector<CharRange> ranges;  // kMatch: normalized code point ranges
+    int literal_byte = -1;          // kMatch: a single byte instead of ranges
   };
   using Alternative = std::vector<Atom>;
 
@@ -67,7 +67,8 @@ class ProgramBuilder {
   // A new helper rule (lowered later from the worklist) whose body is `body`.
   Result<uint32_t> Helper(uint32_t parent, const char* what, Expr body) {
     if (pending_.size() >= 4 * Grammar::kMaxRules + Program::kMaxStates / 4) {
-      return Status::ResourceExhausted("the grammar is too large once its repetitions are expanded");
+      return Status::ResourceExhausted(
+          "the grammar is too large once its repetitions are expanded");
     }
     owned_.push_back(std::make_unique<Expr>(std::move(body)));
     const uint32_t id = static_cast<uint32_t>(pending_.size());

@@ -35,9 +35,9 @@ struct ByteTransition {
 
 struct ProgramState {
   StateKind kind = StateKind::kEnd;
-  uint32_t next = 0;      // kMatch: where a completed element continues
-  uint32_t rule = 0;      // kRef
-  uint32_t byte_set = 0;  // kMatch: index into Program::byte_set
+  uint32_t next = 0;                        // kMatch: where a completed element continues
+  uint32_t rule = 0;                        // kRef
+  uint32_t byte_set = 0;                    // kMatch: index into Program::byte_set
   uint32_t trans_begin = 0, trans_end = 0;  // kMatch: Program::transitions range
 };
 

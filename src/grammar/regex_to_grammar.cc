@@ -11,17 +11,16 @@ namespace {
 // ECMAScript's \s and Python's \s differ a little (Python adds U+001C-U+001F and U+0085,
 // ECMAScript adds U+FEFF): \s generates only characters both call space, \S only characters
 // neither does, so a string generated here matches under either engine.
-const std::vector<CharRange> kSpaceBoth = {{'\t', '\r'},       {' ', ' '},       {0xA0, 0xA0},
+const std::vector<CharRange> kSpaceBoth = {{'\t', '\r'},     {' ', ' '},       {0xA0, 0xA0},
                                            {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029},
                                            {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}};
-const std::vector<CharRange> kSpaceEither = {
-    {'\t', '\r'},     {0x1C, 0x20},     {0x85, 0x85},     {0xA0, 0xA0},     {0x1680, 0x1680},
-    {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000},
-    {0xFEFF, 0xFEFF}};
+const std::vector<CharRange> kSpaceEither = {{'\t', '\r'},     {0x1C, 0x20},     {0x85, 0x85},
+                                             {0xA0, 0xA0},     {0x1680, 0x1680}, {0x2000, 0x200A},
+                                             {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F},
+                                             {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
 const std::vector<CharRange> kDigit = {{'0', '9'}};
 const std::vector<CharRange> kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
-const std::vector<CharRange> kLineTerminators = {
-    {'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}};
+const std::vector<CharRange> kLineTerminators = {{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}};
 
 int Hex(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -234,7 +233,8 @@ class RegexParser {
           ++pos_;
           uint32_t v = 0;
           int n = 0;
-          while (Hex(Peek()) >= 0 && n < 6) v = v * 16 + static_cast<uint32_t>(Hex(s_[pos_++])), ++n;
+          while (Hex(Peek()) >= 0 && n < 6)
+            v = v * 16 + static_cast<uint32_t>(Hex(s_[pos_++])), ++n;
           if (n == 0 || Peek() != '}') return Error("bad \\u{...} escape");
           ++pos_;
           *cp = v;
@@ -352,7 +352,8 @@ class RegexParser {
   Result<Expr> ParseQuantifier(Expr atom) {
     uint32_t lo = 0, hi = 0;
     if (!Quantifier(&lo, &hi)) return atom;
-    if (lo == kUnbounded) return Error("repetition bound above " + std::to_string(Grammar::kMaxRepeat));
+    if (lo == kUnbounded)
+      return Error("repetition bound above " + std::to_string(Grammar::kMaxRepeat));
     if (hi < lo) return Error("numbers out of order in {} quantifier");
     if (Peek() == '?') ++pos_;  // lazy: the same strings
     uint32_t lo2 = 0, hi2 = 0;
@@ -432,7 +433,8 @@ Expr JsonClass(const std::vector<CharRange>& ranges, bool negated) {
   }
   if (controls.size() == 0x20) {
     // Every control character: the short escapes and \u0000-\u001F (either case).
-    for (uint32_t cp : {uint32_t{'\b'}, uint32_t{'\f'}, uint32_t{'\n'}, uint32_t{'\r'}, uint32_t{'\t'}}) {
+    for (uint32_t cp :
+         {uint32_t{'\b'}, uint32_t{'\f'}, uint32_t{'\n'}, uint32_t{'\r'}, uint32_t{'\t'}}) {
       alts.push_back(JsonChar(cp));
     }
     alts.push_back(Expr::Seq({Expr::Literal("\\u00"), Expr::Class({{'0', '1'}}),

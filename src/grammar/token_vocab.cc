@@ -53,8 +53,9 @@ void TokenVocab::Finish() {
   for (int32_t id = 0; id < size_; ++id) {
     if (!bytes_[id].empty()) sorted_.push_back(id);
   }
-  std::sort(sorted_.begin(), sorted_.end(),
-            [&](int32_t a, int32_t b) { return bytes_[a] < bytes_[b] || (bytes_[a] == bytes_[b] && a < b); });
+  std::sort(sorted_.begin(), sorted_.end(), [&](int32_t a, int32_t b) {
+    return bytes_[a] < bytes_[b] || (bytes_[a] == bytes_[b] && a < b);
+  });
   lcp_.assign(sorted_.size(), 0);
   for (size_t i = 1; i < sorted_.size(); ++i) {
     const std::string& a = bytes_[sorted_[i - 1]];

@@ -28,14 +28,16 @@ TEST(LogitBiasTest, MatchesTransformersSequenceBias) {
     p.repetition_penalty = j["repetition_penalty"].get<float>();
     p.frequency_penalty = j["frequency_penalty"].get<float>();
     p.presence_penalty = j["presence_penalty"].get<float>();
-    for (const auto& b : c["logit_bias"]) p.logit_bias.emplace_back(b[0].get<int32_t>(), b[1].get<float>());
+    for (const auto& b : c["logit_bias"])
+      p.logit_bias.emplace_back(b[0].get<int32_t>(), b[1].get<float>());
     ASSERT_TRUE(p.Validate().ok());
     std::vector<float> logits;
     for (const auto& v : c["logits"]) logits.push_back(v.get<float>());
     const auto prompt = c["prompt"].get<std::vector<int32_t>>();
     const auto generated = c["generated"].get<std::vector<int32_t>>();
     Sampler s(p);
-    auto span = s.Distribution(logits.data(), static_cast<int32_t>(logits.size()), prompt, generated);
+    auto span =
+        s.Distribution(logits.data(), static_cast<int32_t>(logits.size()), prompt, generated);
     std::vector<TokenProb> dist(span.begin(), span.end());
     std::sort(dist.begin(), dist.end(), [](auto& a, auto& b) { return a.id < b.id; });
     if (c.contains("greedy")) {

@@ -61,7 +61,8 @@ Status SamplingParams::Validate() const {
   }
   for (const auto& [id, bias] : logit_bias) {
     if (id < 0) return Bad("logit_bias token ids", ">= 0", id);
-    if (!(bias >= -100.0f && bias <= 100.0f)) return Bad("logit_bias values", "in [-100, 100]", bias);
+    if (!(bias >= -100.0f && bias <= 100.0f))
+      return Bad("logit_bias values", "in [-100, 100]", bias);
   }
   if (structured.kind == StructuredOutput::Kind::kNone && !structured.text.empty()) {
     return Status::InvalidArgument("structured output text given without a kind");

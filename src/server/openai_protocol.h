@@ -7,8 +7,9 @@
 //            "attention": "auto|dense", "weights": "", "speculative": 0..64}
 // parsed strictly: an unknown key inside it, a wrong type or an unknown name is a 400. null or
 // absent means auto. Its "grammar" and "regex" keys, response_format and the other
-// structured-output spellings are parsed by structured_output_request.h. What depends on the serving engine (a weight set it holds, a path its
-// backend has, a drafter) is checked after parsing (Engine::CheckOptions).
+// structured-output spellings are parsed by structured_output_request.h. What depends on the
+// serving engine (a weight set it holds, a path its backend has, a drafter) is checked after
+// parsing (Engine::CheckOptions).
 #pragma once
 
 #include <cstdint>

@@ -142,8 +142,8 @@ class Parser {
       return Set(param, Kind::kJsonObject, "", false);
     }
     if (type != "json_schema") {
-      return Bad(param + ".type", "must be \"text\", \"json_object\" or \"json_schema\" (got \"" +
-                                      type + "\")");
+      return Bad(param + ".type",
+                 "must be \"text\", \"json_object\" or \"json_schema\" (got \"" + type + "\")");
     }
     if (!Has(rf, "json_schema") || !rf["json_schema"].is_object()) {
       return Bad(param + ".json_schema", "must be an object with a 'schema'");
@@ -190,8 +190,8 @@ class Parser {
     const std::string param = "logit_bias";
     if (!lb.is_object()) return Bad(param, "must be an object mapping token ids to biases");
     if (lb.size() > SamplingParams::kMaxLogitBias) {
-      return Bad(param, "has more than " + std::to_string(SamplingParams::kMaxLogitBias) +
-                            " entries");
+      return Bad(param,
+                 "has more than " + std::to_string(SamplingParams::kMaxLogitBias) + " entries");
     }
     for (auto it = lb.begin(); it != lb.end(); ++it) {
       const std::string& k = it.key();
