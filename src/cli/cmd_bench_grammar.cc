@@ -44,6 +44,7 @@ struct BenchGrammarFlags {
   int64_t steps = 200;
   int threads = 0;
   std::string kv_memory = "1GiB";
+  std::string device = "cpu";
   bool json = false;
 };
 
@@ -85,8 +86,16 @@ double MetricSample(const std::string& text, const std::string& series) {
   return at == std::string::npos ? 0 : std::strtod(all.c_str() + at + key.size(), nullptr);
 }
 
-// Mean engine step time while `batch` unconstrained greedy requests all decode.
-Result<double> DecodeStepMs(Engine& engine, const ModelConfig& c, int batch, int64_t gen) {
+// A grammar that never completes within the bench's tokens: JSON-like items forever, so a
+// constrained batch keeps its size while its steps are timed.
+constexpr const char* kEndlessGrammar =
+    "root ::= \"{\\\"items\\\": [\" item (\", \" item)*\n"
+    "item ::= \"{\\\"name\\\": \\\"\" [a-zA-Z ]{0,12} \"\\\", \\\"n\\\": \" [0-9]{1,4} \"}\"\n";
+
+// Mean engine step time while `batch` greedy requests all decode, unconstrained or under
+// kEndlessGrammar.
+Result<double> DecodeStepMs(Engine& engine, const ModelConfig& c, int batch, int64_t gen,
+                            bool constrained) {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int32_t> token(3, static_cast<int32_t>(c.vocab_size) - 1);
   std::vector<EngineRequest> reqs(static_cast<size_t>(batch));
@@ -96,6 +105,10 @@ Result<double> DecodeStepMs(Engine& engine, const ModelConfig& c, int batch, int
     r.sampling.temperature = 0;
     r.sampling.ignore_eos = true;
     r.sampling.max_tokens = static_cast<int32_t>(gen);
+    if (constrained) {
+      r.sampling.structured.kind = StructuredOutput::Kind::kGrammar;
+      r.sampling.structured.text = kEndlessGrammar;
+    }
   }
   std::vector<std::string> ignored;
   Status run;
@@ -244,7 +257,7 @@ Status RunBenchGrammar(const BenchGrammarFlags& f) {
   options.scheduler.max_model_len = std::min<int64_t>(c.max_position, 2048);
   options.scheduler.max_batch_tokens = 512;
   BackendOptions bo;
-  bo.device = "cpu";
+  bo.device = f.device;
   bo.kv_memory = kv_memory;
   bo.block_size = 16;
   bo.num_threads = threads;
@@ -348,18 +361,23 @@ Status RunBenchGrammar(const BenchGrammarFlags& f) {
        {{"mean", warm.mean_us}, {"p50", warm.p50_us}, {"p99", warm.p99_us}, {"max", warm.max_us}}}};
   std::printf(
       "| batch | decode step ms | masks of a step, on %d threads ms | masks / step | the same "
-      "masks on "
-      "one thread ms | / step |\n|---|---|---|---|---|---|\n",
+      "masks on one thread ms | / step | constrained decode step ms | / unconstrained |\n"
+      "|---|---|---|---|---|---|---|---|\n",
       pool.num_threads());
   for (int b : batches) {
     const BatchMasks m = BatchMaskMs(compiler, ts, b, f.steps, pool);
-    JISU_ASSIGN_OR_RETURN(double step_ms, DecodeStepMs(timed, timed_config, b, f.gen_tokens));
-    std::printf("| %d | %.2f | %.3f | %.2f%% | %.3f | %.2f%% |\n", b, step_ms, m.wall_ms,
-                100 * m.wall_ms / step_ms, m.serial_ms, 100 * m.serial_ms / step_ms);
+    JISU_ASSIGN_OR_RETURN(double step_ms,
+                          DecodeStepMs(timed, timed_config, b, f.gen_tokens, false));
+    JISU_ASSIGN_OR_RETURN(double constrained_ms,
+                          DecodeStepMs(timed, timed_config, b, f.gen_tokens, true));
+    std::printf("| %d | %.2f | %.3f | %.2f%% | %.3f | %.2f%% | %.2f | %+.1f%% |\n", b, step_ms,
+                m.wall_ms, 100 * m.wall_ms / step_ms, m.serial_ms, 100 * m.serial_ms / step_ms,
+                constrained_ms, 100 * (constrained_ms / step_ms - 1));
     out["batches"].push_back({{"batch", b},
                               {"decode_step_ms", step_ms},
                               {"mask_step_ms", m.wall_ms},
-                              {"mask_step_serial_ms", m.serial_ms}});
+                              {"mask_step_serial_ms", m.serial_ms},
+                              {"constrained_decode_step_ms", constrained_ms}});
   }
   if (f.json) std::printf("%s\n", out.dump().c_str());
   return Status::Ok();
@@ -383,6 +401,7 @@ void RegisterBenchGrammar(CLI::App& app) {
   cmd->add_option("--steps", f->steps, "steps of masks timed per batch size");
   cmd->add_option("-t,--threads", f->threads, "CPU threads (0 = all)");
   cmd->add_option("--kv-memory", f->kv_memory, "KV pool size");
+  cmd->add_option("--device", f->device, "cpu, cuda or cuda:N (masks are always on the host)");
   cmd->add_flag("--json", f->json, "also print the figures as one JSON line");
   cmd->callback([f] { ReportStatus(RunBenchGrammar(*f)); });
 }
