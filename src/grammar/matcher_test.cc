@@ -55,8 +55,9 @@ std::shared_ptr<const TokenVocab> SmolLM2Vocab() {
 std::shared_ptr<const TokenVocab> Llama2Vocab() {
   static std::shared_ptr<const TokenVocab> vocab = [] {
     const auto dir = jisu::testing::TestDataDir() / "tokenizer" / "llama2";
-    auto tok = Tokenizer::FromHuggingFace(testing::ReadFile((dir / "tokenizer.json").string()),
-                                          testing::ReadFile((dir / "tokenizer_config.json").string()));
+    auto tok =
+        Tokenizer::FromHuggingFace(testing::ReadFile((dir / "tokenizer.json").string()),
+                                   testing::ReadFile((dir / "tokenizer_config.json").string()));
     EXPECT_TRUE(tok.ok()) << tok.status().message();
     return TokenVocab::FromTokenizer(**tok, (*tok)->vocab_size(), (*tok)->stop_ids());
   }();

@@ -37,7 +37,8 @@ TEST(StructuredOutputRequest, ResponseFormatKinds) {
            "schema":{"type":"object","properties":{"a":{"type":"integer"}}}}})");
   EXPECT_EQ(g.sampling.structured.kind, Kind::kJsonSchema);
   EXPECT_TRUE(g.sampling.structured.strict);
-  EXPECT_EQ(g.sampling.structured.text, R"({"type":"object","properties":{"a":{"type":"integer"}}})");
+  EXPECT_EQ(g.sampling.structured.text,
+            R"({"type":"object","properties":{"a":{"type":"integer"}}})");
   EXPECT_EQ(g.constraint_param, "response_format.json_schema.schema");
   g = Ok(R"("response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{}}})");
   EXPECT_FALSE(g.sampling.structured.strict);  // OpenAI's default
@@ -50,7 +51,8 @@ TEST(StructuredOutputRequest, ResponseFormatKinds) {
 }
 
 TEST(StructuredOutputRequest, VllmAndLlamaCppSpellings) {
-  GenerationRequest g = Ok(R"("guided_json":{"type":"integer"},"guided_decoding_backend":"xgrammar")");
+  GenerationRequest g =
+      Ok(R"("guided_json":{"type":"integer"},"guided_decoding_backend":"xgrammar")");
   EXPECT_EQ(g.sampling.structured.kind, Kind::kJsonSchema);
   EXPECT_TRUE(g.sampling.structured.strict);
   EXPECT_EQ(g.constraint_param, "guided_json");
@@ -82,11 +84,14 @@ TEST(StructuredOutputRequest, VllmAndLlamaCppSpellings) {
 TEST(StructuredOutputRequest, MalformedIsA400NamingTheField) {
   EXPECT_EQ(Err(R"("response_format":"json")").param, "response_format");
   EXPECT_EQ(Err(R"("response_format":{"type":"xml"})").param, "response_format.type");
-  EXPECT_EQ(Err(R"("response_format":{"type":"json_schema"})").param, "response_format.json_schema");
+  EXPECT_EQ(Err(R"("response_format":{"type":"json_schema"})").param,
+            "response_format.json_schema");
   EXPECT_EQ(Err(R"("response_format":{"type":"json_schema","json_schema":{"name":"x"}})").param,
             "response_format.json_schema.schema");
-  EXPECT_EQ(Err(R"("response_format":{"type":"json_schema","json_schema":{"schema":{},"strict":"yes"}})").param,
-            "response_format.json_schema.strict");
+  EXPECT_EQ(
+      Err(R"("response_format":{"type":"json_schema","json_schema":{"schema":{},"strict":"yes"}})")
+          .param,
+      "response_format.json_schema.strict");
   EXPECT_EQ(Err(R"("guided_json":5)").param, "guided_json");
   EXPECT_EQ(Err(R"("guided_json":"{not json")").param, "guided_json");
   EXPECT_EQ(Err(R"("guided_regex":"")").param, "guided_regex");
