@@ -25,9 +25,14 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 # Real chat templates the repository does not carry (Gemma 3's), for the chat-template tests:
 # one file out of a 1 MiB wheel, checked by its SHA-256.
 .venv/bin/python tools/fetch_chat_templates.py .venv/share/jisu/chat_templates
-# llama.cpp's tokenizer test files (real vocabularies, ids from transformers), vendored by the
-# llama-cpp-python sdist, for the tokenizer tests: 60 MB, checked by its SHA-256.
-.venv/bin/python tools/fetch_vocab_tests.py .venv/share/jisu/llama_cpp_vocab
+# llama.cpp's tokenizer test files (real vocabularies, ids from transformers) and its real chat
+# templates (models/templates), vendored by the llama-cpp-python sdist, for the tokenizer and
+# chat-template tests: 76 MB, checked by its SHA-256. Then what jinja2 renders from each
+# template, in transformers' environment, for chat_template_test.cc to compare with.
+.venv/bin/python tools/fetch_vocab_tests.py .venv/share/jisu/llama_cpp_vocab \
+  --templates .venv/share/jisu/chat_templates/upstream
+.venv/bin/python tools/render_chat_references.py .venv/share/jisu/chat_templates/upstream \
+  .venv/share/jisu/chat_templates/upstream-expected
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build

@@ -4,32 +4,51 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
+# Each stage's end, in seconds since the start: CI's time limit is shared by all of them.
+stage() { echo "[test.sh] $1 at ${SECONDS}s"; }
 
 cmake --build build
 (cd build && ctest --output-on-failure -j2)
+stage "release tests done"
 
 # jisu serve driven by curl and the openai client (tests/server).
 for t in tests/server/test_*.py; do .venv/bin/python "$t"; done
+stage "server tests done"
+
+# Sanitizers and fuzzing: one clang build (build-san) carries ASan, UBSan and the coverage
+# instrumentation libFuzzer needs, so the sanitizer test run and the fuzzers share one compile
+# of the sources; -O1 -gline-tables-only keeps stack traces with lines at half the compile time
+# of -O2 -g (bench/results/2026-12-06-ci-stages.md). ThreadSanitizer needs its own build.
+SAN_ARGS=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJISU_BUILD_BENCH=OFF
+          "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG")
+if [ "${JISU_SKIP_SANITIZE:-0}" != "1" ] || [ "${JISU_SKIP_FUZZ:-0}" != "1" ]; then
+  CC=clang CXX=clang++ cmake -S . -B build-san "${SAN_ARGS[@]}" -DJISU_SANITIZE=ON -DJISU_FUZZ=ON
+  cmake --build build-san
+  stage "asan+fuzz build done"
+fi
 
 if [ "${JISU_SKIP_SANITIZE:-0}" != "1" ]; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJISU_SANITIZE=ON
-  cmake --build build-asan --target jisu_tests jisu
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  (cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j2)
+  stage "asan tests done"
+  CC=clang CXX=clang++ cmake -S . -B build-tsan "${SAN_ARGS[@]}" -DJISU_TSAN=ON
+  cmake --build build-tsan --target jisu_tests jisu
+  stage "tsan build done"
+  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 \
+     suppressions=$PWD/../tools/tsan.supp" ctest --output-on-failure -j2)
+  stage "tsan tests done"
 fi
 
 if [ "${JISU_SKIP_FUZZ:-0}" != "1" ] && ls fuzz/*_fuzz.cc >/dev/null 2>&1; then
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DJISU_FUZZ=ON -DJISU_BUILD_TESTS=OFF
-  cmake --build build-fuzz
   for src in fuzz/*_fuzz.cc; do
     name=$(basename "$src" .cc)
     corpus="fuzz/corpus/${name%_fuzz}"
-    mkdir -p "build-fuzz/corpus-$name"
+    mkdir -p "build-san/corpus-$name"
     echo "fuzzing $name for ${JISU_FUZZ_SECONDS:-20}s"
-    "build-fuzz/$name" -max_total_time="${JISU_FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \
-      -max_len=65536 "build-fuzz/corpus-$name" $( [ -d "$corpus" ] && echo "$corpus" ) \
-      > "build-fuzz/$name.log" 2>&1 || { tail -50 "build-fuzz/$name.log"; exit 1; }
+    "build-san/$name" -max_total_time="${JISU_FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \
+      -max_len=65536 "build-san/corpus-$name" $( [ -d "$corpus" ] && echo "$corpus" ) \
+      > "build-san/$name.log" 2>&1 || { tail -50 "build-san/$name.log"; exit 1; }
   done
+  stage "fuzzing done"
 fi
 echo "all test stages passed"

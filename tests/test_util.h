@@ -31,14 +31,22 @@ inline std::optional<std::string> FindSmolLM2() {
   return std::nullopt;
 }
 
-// A real chat template the repository does not carry (tools/fetch_chat_templates.py, run by
-// scripts/setup.sh into ./.venv/share/jisu/chat_templates; JISU_CHAT_TEMPLATE_DIR overrides).
+// Where scripts/setup.sh puts real chat templates the repository does not carry:
+// ./.venv/share/jisu/chat_templates (JISU_CHAT_TEMPLATE_DIR overrides). Gemma 3's is there
+// (tools/fetch_chat_templates.py); llama.cpp's models/templates are in upstream/ with what
+// jinja2 renders from them in upstream-expected/ (tools/fetch_vocab_tests.py,
+// tools/render_chat_references.py).
+inline std::filesystem::path ChatTemplateDir() {
+  const char* env = std::getenv("JISU_CHAT_TEMPLATE_DIR");
+  return env != nullptr && *env != '\0'
+             ? std::filesystem::path(env)
+             : SourceDir() / ".venv" / "share" / "jisu" / "chat_templates";
+}
+
+// A real chat template the repository does not carry, by file name.
 inline std::optional<std::string> FindExternalChatTemplate(const std::string& name) {
   namespace fs = std::filesystem;
-  const char* env = std::getenv("JISU_CHAT_TEMPLATE_DIR");
-  const fs::path dir = env != nullptr && *env != '\0'
-                           ? fs::path(env)
-                           : SourceDir() / ".venv" / "share" / "jisu" / "chat_templates";
+  const fs::path dir = ChatTemplateDir();
   std::error_code ec;
   if (!fs::is_regular_file(dir / name, ec)) return std::nullopt;
   return (dir / name).string();

@@ -298,6 +298,22 @@ SNIPPETS = [
     ("{{ 'é'|tojson(ensure_ascii=false) }} {{ '😀'|tojson(ensure_ascii=true) }} {{ 1e400|tojson if false else 'skip' }}", {}),
     ("{{ tools|map(attribute='function.name')|list }} {{ tools[0].function.parameters.properties|list }}",
      {"tools": [{"function": {"name": "f", "parameters": {"properties": {"b": 1, "a": 2}}}}]}),
+    # one-pass iterators (what map, select, ..., items and reverse return) and Markup
+    ("{% if []|select %}truthy{% endif %}|{{ none|map('x')|list }}|{{ none|selectattr('a')|list }}"
+     "|{% set g = xs|map('string') %}{{ g|list }}{{ g|list }}|{{ xs|reverse|list }}"
+     "|{{ xs|reverse is sequence }}{{ xs|select is iterable }}|{{ 'abc'|reverse }}",
+     {"xs": [3, 1, 2]}),
+    ("{% set g = xs|select %}{{ g|first }}{{ g|first }}{{ g|list }}|{% set h = xs|select %}"
+     "{{ 1 in h }}{{ h|list }}|{{ d|items|list }}|{{ xs|unique|list }}|{{ (xs|batch(2))|list }}"
+     "|{{ (xs|select|list)[0] }}|{{ d|dictsort|length }}",
+     {"xs": [3, 1, 2, 3], "d": {"b": 1, "a": 2}}),
+    ("{{ xs|select|length }}", {"xs": [1]}),
+    ("{{ xs|map('string')|tojson }}", {"xs": [1]}),
+    ("{{ (xs|select)[0] }}", {"xs": [1]}),
+    ("{{ xs|select|last }}", {"xs": [1]}),
+    ("{{ xs|reverse|tojson }}", {"xs": [1]}),
+    ("{{ '<a>'|safe + '<b>' }}|{{ '&'|e + '&' }}|{{ '<'|safe ~ '<' }}|{{ ('<'|safe) * 2 + '\"' }}"
+     "|{{ \"'\" + '>'|safe }}|{{ '<i>'|e|e }}|{{ 5|safe }}", {}),
     # errors
     ("{{ raise_exception('custom failure') }}", {}),
     ("{{ 1 + 'a' }}", {}),

@@ -50,7 +50,7 @@ class JinjaChatTemplate : public ChatTemplate {
       }
       if (!replaced) vars.emplace_back(it.key(), std::move(v));
     }
-    return t_->Render(vars);
+    return t_->Render(vars, jinja::Limits(), inputs.now);
   }
 
  private:

@@ -8,8 +8,10 @@
 // reasoning) before rendering. Rendering is bounded in time and memory (see jinja_interp.h).
 #pragma once
 
+#include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "jisu/status.h"
@@ -27,6 +29,9 @@ struct ChatTemplateInputs {
   // More top-level variables (tools, documents, date_string, enable_thinking, ...). `tools`
   // and `documents` are None unless given here, as in transformers.
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  // The local time strftime_now formats; unset: the current time. Tests fix it so that a
+  // rendering compares with a reference rendered on another day.
+  std::optional<std::tm> now;
 };
 
 class ChatTemplate {

@@ -90,7 +90,8 @@ Result<bool> ApplyTest(Interp& in, const std::string& n, const Value& v, CallArg
   if (n == "string") return v.is_string();
   if (n == "mapping") return v.is_dict();
   if (n == "iterable") {
-    return v.is_undefined() || v.is_string() || v.is_sequence() || v.is_dict() || v.is_loop();
+    return v.is_undefined() || v.is_string() || v.is_sequence() || v.is_dict() || v.is_loop() ||
+           v.is_iterator();
   }
   if (n == "sequence") {
     return v.is_undefined() || v.is_string() || v.is_sequence() || v.is_dict();

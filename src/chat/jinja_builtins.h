@@ -7,7 +7,9 @@
 // jinja_attributes.cc, jinja_str_methods.cc and jinja_globals.cc.
 #pragma once
 
+#include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "chat/jinja_interp.h"
@@ -34,8 +36,9 @@ Result<Value> BinaryOp(Interp& in, const std::string& op, const Value& a, const 
 // `a in b`.
 Result<bool> Contains(const Value& container, const Value& item);
 
-// Defines the global functions in `scope`.
-void InstallGlobals(Scope& scope);
+// Defines the global functions in `scope`. strftime_now formats `now` (a local time) when given,
+// else the current local time.
+void InstallGlobals(Scope& scope, const std::optional<std::tm>& now);
 
 // Escapes & < > " ' like markupsafe.escape.
 std::string HtmlEscape(const std::string& s);

@@ -91,6 +91,11 @@ Result<Value> FList(Interp&, const Value& v, CallArgs& a) {
 
 Result<Value> FFirst(Interp&, const Value& v, CallArgs& a) {
   BIND(b, "first", a);
+  if (v.is_iterator()) {  // next(iter(v)): takes one item
+    IteratorState& it = v.iter();
+    if (it.next == it.items.size()) return Value::Undefined("No first item, sequence was empty.");
+    return it.items[it.next++];
+  }
   JISU_ASSIGN_OR_RETURN(List l, Iterate(v));
   if (l.empty()) return Value::Undefined("No first item, sequence was empty.");
   return l.front();
@@ -98,6 +103,7 @@ Result<Value> FFirst(Interp&, const Value& v, CallArgs& a) {
 
 Result<Value> FLast(Interp&, const Value& v, CallArgs& a) {
   BIND(b, "last", a);
+  if (v.is_iterator()) return TypeErr("'" + TypeName(v) + "' object is not reversible");
   JISU_ASSIGN_OR_RETURN(List l, Iterate(v));
   if (l.empty()) return Value::Undefined("No last item, sequence was empty.");
   return l.back();
@@ -124,11 +130,11 @@ Result<Value> FJoin(Interp& in, const Value& v, CallArgs& a) {
 
 Result<Value> FItems(Interp&, const Value& v, CallArgs& a) {
   BIND(b, "items", a);
-  if (v.is_undefined()) return Value::MakeList({});
+  if (v.is_undefined()) return Value::MakeIterator({}, "generator");
   if (!v.is_dict()) return TypeErr("Can only get item pairs from a mapping.");
   List out;
   for (const auto& [k, val] : v.dict().items) out.push_back(Value::MakeTuple({k, val}));
-  return Value::MakeList(std::move(out));
+  return Value::MakeIterator(std::move(out), "generator");
 }
 
 Result<Value> FDictSort(Interp& in, const Value& v, CallArgs& a) {
@@ -173,8 +179,14 @@ Result<Value> FReverse(Interp&, const Value& v, CallArgs& a) {
     std::reverse(cps.begin(), cps.end());
     return Value::String(FromCodePoints(cps, 0, cps.size()));
   }
+  // reversed() where Python has it (an iterator), else a reversed list.
+  const char* reversed = v.is_list()    ? "list_reverseiterator"
+                         : v.is_tuple() ? "reversed"
+                         : v.is_dict()  ? "dict_reversekeyiterator"
+                                        : nullptr;
   JISU_ASSIGN_OR_RETURN(List l, Iterate(v));
   std::reverse(l.begin(), l.end());
+  if (reversed != nullptr) return Value::MakeIterator(std::move(l), reversed);
   return Value::MakeList(std::move(l));
 }
 
@@ -203,7 +215,7 @@ Result<Value> FUnique(Interp& in, const Value& v, CallArgs& a) {
       out.push_back(item);
     }
   }
-  return Value::MakeList(std::move(out));
+  return Value::MakeIterator(std::move(out), "generator");
 }
 
 Result<Value> MinMax(Interp& in, const Value& v, CallArgs& a, bool want_max) {
@@ -280,11 +292,14 @@ Result<Value> FBatch(Interp& in, const Value& v, CallArgs& a) {
     }
     out.push_back(Value::MakeList(std::move(cur)));
   }
-  return Value::MakeList(std::move(out));
+  return Value::MakeIterator(std::move(out), "generator");
 }
 
 // select / reject / selectattr / rejectattr
+// Like map, a generator that looks at its arguments only when the value is true (jinja2's
+// `if value:`), so None or undefined give an empty one.
 Result<Value> SelectImpl(Interp& in, const Value& v, CallArgs& a, bool attr, bool want) {
+  if (!Truthy(v)) return Value::MakeIterator({}, "generator");
   JISU_ASSIGN_OR_RETURN(List l, Iterate(v));
   size_t off = 0;
   Value attribute;
@@ -317,7 +332,7 @@ Result<Value> SelectImpl(Interp& in, const Value& v, CallArgs& a, bool attr, boo
     }
     if (r == want) out.push_back(item);
   }
-  return Value::MakeList(std::move(out));
+  return Value::MakeIterator(std::move(out), "generator");
 }
 Result<Value> FSelect(Interp& in, const Value& v, CallArgs& a) {
   return SelectImpl(in, v, a, false, true);
@@ -333,6 +348,7 @@ Result<Value> FRejectAttr(Interp& in, const Value& v, CallArgs& a) {
 }
 
 Result<Value> FMap(Interp& in, const Value& v, CallArgs& a) {
+  if (!Truthy(v)) return Value::MakeIterator({}, "generator");
   JISU_ASSIGN_OR_RETURN(List l, Iterate(v));
   List out;
   if (a.pos.empty()) {
@@ -354,7 +370,7 @@ Result<Value> FMap(Interp& in, const Value& v, CallArgs& a) {
       if (x.is_undefined() && def) x = *def;
       out.push_back(std::move(x));
     }
-    return Value::MakeList(std::move(out));
+    return Value::MakeIterator(std::move(out), "generator");
   }
   std::string name = Str(a.pos[0]);
   CallArgs fargs;
@@ -366,7 +382,7 @@ Result<Value> FMap(Interp& in, const Value& v, CallArgs& a) {
     JISU_ASSIGN_OR_RETURN(Value x, ApplyFilter(in, name, item, copy));
     out.push_back(std::move(x));
   }
-  return Value::MakeList(std::move(out));
+  return Value::MakeIterator(std::move(out), "generator");
 }
 
 }  // namespace

@@ -136,12 +136,18 @@ Result<Value> FString(Interp&, const Value& v, CallArgs& a) {
 
 Result<Value> FSafe(Interp&, const Value& v, CallArgs& a) {
   BIND(b, "safe", a);
-  return v.is_undefined() ? Value::String("") : v;
+  return Value::Markup(Str(v));
 }
 
 Result<Value> FEscape(Interp&, const Value& v, CallArgs& a) {
   BIND(b, "escape", a);
-  return Value::String(HtmlEscape(Str(v)));
+  if (v.is_markup()) return v;
+  return Value::Markup(HtmlEscape(Str(v)));
+}
+
+Result<Value> FForceEscape(Interp&, const Value& v, CallArgs& a) {
+  BIND(b, "forceescape", a);
+  return Value::Markup(HtmlEscape(Str(v)));
 }
 
 Result<Value> FUpper(Interp&, const Value& v, CallArgs& a) {
@@ -411,7 +417,7 @@ void AddTextFilters(FilterTable* t) {
       {"e", FEscape},
       {"escape", FEscape},
       {"float", FFloat},
-      {"forceescape", FEscape},
+      {"forceescape", FForceEscape},
       {"format", FFormat},
       {"indent", FIndent},
       {"int", FInt},

@@ -50,7 +50,7 @@ Result<Dict> DictFromArgs(Interp& in, CallArgs& a, const char* fname) {
 
 }  // namespace
 
-void InstallGlobals(Scope& scope) {
+void InstallGlobals(Scope& scope, const std::optional<std::tm>& now) {
   scope.Set(
       "range", MakeFn("range", [](Interp& in, CallArgs& a) -> Result<Value> {
         if (!a.kw.empty()) return TypeErr("range() takes no keyword arguments");
@@ -108,13 +108,17 @@ void InstallGlobals(Scope& scope) {
               }
               return Status::InvalidArgument(Str(a.pos[0]));
             }));
-  scope.Set("strftime_now", MakeFn("strftime_now", [](Interp&, CallArgs& a) -> Result<Value> {
+  scope.Set("strftime_now", MakeFn("strftime_now", [now](Interp&, CallArgs& a) -> Result<Value> {
               if (a.pos.size() != 1 || !a.kw.empty() || !a.pos[0].is_string()) {
                 return TypeErr("strftime_now() takes one string argument");
               }
-              std::time_t t = std::time(nullptr);
               std::tm tm{};
-              localtime_r(&t, &tm);
+              if (now) {
+                tm = *now;
+              } else {
+                std::time_t t = std::time(nullptr);
+                localtime_r(&t, &tm);
+              }
               const std::string& fmt = a.pos[0].s();
               if (fmt.empty()) return Value::String("");
               if (fmt.size() > 1024) return TypeErr("strftime_now: format too long");

@@ -43,6 +43,8 @@ Result<List> Iterate(const Value& v) {
     case Value::Kind::kList:
     case Value::Kind::kTuple:
       return v.list();
+    case Value::Kind::kIterator:
+      return v.iter().Take();
     case Value::Kind::kDict: {
       List keys;
       keys.reserve(v.dict().items.size());

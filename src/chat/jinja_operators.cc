@@ -36,6 +36,13 @@ Result<bool> Contains(const Value& c, const Value& item) {
         if (Equals(x, item)) return true;
       }
       return false;
+    case Value::Kind::kIterator: {  // consumes up to the match, as Python's `in`
+      IteratorState& it = c.iter();
+      while (it.next < it.items.size()) {
+        if (Equals(it.items[it.next++], item)) return true;
+      }
+      return false;
+    }
     default:
       return TypeErr("argument of type '" + TypeName(c) + "' is not iterable");
   }
@@ -59,7 +66,7 @@ Result<Value> Repeat(Interp& in, const Value& seq, int64_t n) {
     std::string out;
     out.reserve(len * size_t(n));
     for (int64_t i = 0; i < n; ++i) out += seq.s();
-    return Value::String(std::move(out));
+    return seq.is_markup() ? Value::Markup(std::move(out)) : Value::String(std::move(out));
   }
   size_t len = seq.list().size();
   if (len && uint64_t(n) > in.limits().max_list_items / len) {
@@ -113,6 +120,12 @@ Result<Value> BinaryOp(Interp& in, const std::string& op, const Value& a, const 
     if (a.is_string() && b.is_string()) {
       JISU_RETURN_IF_ERROR(in.CheckString(a.s().size() + b.s().size()));
       JISU_RETURN_IF_ERROR(in.Charge(a.s().size() + b.s().size()));
+      if (a.is_markup() || b.is_markup()) {  // Markup escapes the plain operand
+        std::string x = a.is_markup() ? a.s() : HtmlEscape(a.s());
+        std::string y = b.is_markup() ? b.s() : HtmlEscape(b.s());
+        JISU_RETURN_IF_ERROR(in.CheckString(x.size() + y.size()));
+        return Value::Markup(x + y);
+      }
       return Value::String(a.s() + b.s());
     }
     if ((a.is_list() && b.is_list()) || (a.is_tuple() && b.is_tuple())) {

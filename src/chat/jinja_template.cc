@@ -14,9 +14,10 @@ Result<std::unique_ptr<Template>> Template::Parse(std::string_view source) {
 }
 
 Result<std::string> Template::Render(const std::vector<std::pair<std::string, Value>>& vars,
-                                     const Limits& limits) const {
+                                     const Limits& limits,
+                                     const std::optional<std::tm>& now) const {
   auto globals = std::make_shared<Scope>(nullptr);
-  InstallGlobals(*globals);
+  InstallGlobals(*globals, now);
   // Template variables live in their own scope above the globals, as in jinja2 where
   // render() arguments shadow globals.
   auto top = std::make_shared<Scope>(globals);

@@ -3,7 +3,9 @@
 // passes; tests and the fuzzer use it directly to set tighter resource limits.
 #pragma once
 
+#include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,9 +23,11 @@ class Template {
   // Parses `source`; a syntax error names its line and column.
   static Result<std::unique_ptr<Template>> Parse(std::string_view source);
 
-  // Renders with `vars` as top-level variables on top of the globals (range, namespace, ...).
+  // Renders with `vars` as top-level variables on top of the globals (range, namespace, ...);
+  // strftime_now formats `now` when given, else the current local time.
   Result<std::string> Render(const std::vector<std::pair<std::string, Value>>& vars,
-                             const Limits& limits = Limits()) const;
+                             const Limits& limits = Limits(),
+                             const std::optional<std::tm>& now = std::nullopt) const;
 
  private:
   Template() = default;

@@ -1,10 +1,14 @@
 // Dynamic values of the Jinja interpreter, modelled on the Python objects jinja2 works with:
-// undefined, None, bool, int, float, str, list, tuple, dict, namespace, callables and the
-// loop object. Lists, tuples and dicts are immutable once built (the sandbox transformers uses
-// forbids mutating them) and shared by pointer; namespaces are the only mutable values.
-// Strings are UTF-8; operations that Python defines on code points (len, indexing, slicing)
-// decode on demand. Printing follows Python's str()/repr(); tojson follows json.dumps.
-// Integers are 64-bit (Python's are unbounded): overflow is reported as an error.
+// undefined, None, bool, int, float, str, list, tuple, dict, namespace, callables, the loop
+// object, and iterators: the one-pass generators jinja2's map, select, reject, selectattr,
+// rejectattr, unique, items and batch filters return (and reverse's reversed()), which are
+// always true, have no len(), cannot be indexed or passed to tojson, and are empty once
+// iterated (their items are computed eagerly; only what Python observes is modelled). Lists, tuples
+// and dicts are immutable once built (the sandbox transformers uses forbids mutating them) and
+// shared by pointer; namespaces are the only mutable values. Strings are UTF-8; operations that
+// Python defines on code points (len, indexing, slicing) decode on demand. Printing follows
+// Python's str()/repr(); tojson follows json.dumps. Integers are 64-bit (Python's are unbounded):
+// overflow is reported as an error.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +31,7 @@ struct Dict;
 struct Namespace;
 struct Callable;
 struct LoopInfo;
+struct IteratorState;
 
 using List = std::vector<Value>;
 
@@ -45,6 +50,7 @@ class Value {
     kNamespace,
     kCallable,
     kLoop,
+    kIterator,
   };
 
   Value() = default;  // undefined, no hint
@@ -58,6 +64,13 @@ class Value {
   static Value Int(int64_t i) { return Value(Kind::kInt, i); }
   static Value Float(double d) { return Value(Kind::kFloat, d); }
   static Value String(std::string s) { return Value(Kind::kString, std::move(s)); }
+  // markupsafe's Markup (what |safe and |escape return): a string that, added to a plain
+  // string, HTML-escapes the plain one (jinja_operators.cc). Only + and * keep the mark.
+  static Value Markup(std::string s) {
+    Value v = String(std::move(s));
+    v.markup_ = true;
+    return v;
+  }
   static Value MakeList(List items);
   static Value MakeTuple(List items);
   static Value MakeDict(Dict d);
@@ -70,6 +83,8 @@ class Value {
   static Value MakeLoop(std::shared_ptr<LoopInfo> loop) {
     return Value(Kind::kLoop, std::move(loop));
   }
+  // An iterator over `items`; `type_name` is its Python type ("generator", ...).
+  static Value MakeIterator(List items, std::string type_name);
 
   Kind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == Kind::kUndefined; }
@@ -78,6 +93,7 @@ class Value {
   bool is_int() const { return kind_ == Kind::kInt; }
   bool is_float() const { return kind_ == Kind::kFloat; }
   bool is_string() const { return kind_ == Kind::kString; }
+  bool is_markup() const { return markup_; }
   bool is_list() const { return kind_ == Kind::kList; }
   bool is_tuple() const { return kind_ == Kind::kTuple; }
   bool is_sequence() const { return kind_ == Kind::kList || kind_ == Kind::kTuple; }
@@ -85,6 +101,7 @@ class Value {
   bool is_namespace() const { return kind_ == Kind::kNamespace; }
   bool is_callable() const { return kind_ == Kind::kCallable; }
   bool is_loop() const { return kind_ == Kind::kLoop; }
+  bool is_iterator() const { return kind_ == Kind::kIterator; }
   // Python's numbers.Number: bool counts, as bool is a subclass of int.
   bool is_number() const {
     return kind_ == Kind::kBool || kind_ == Kind::kInt || kind_ == Kind::kFloat;
@@ -113,18 +130,21 @@ class Value {
   const std::shared_ptr<LoopInfo>& loop_ptr() const {
     return std::get<std::shared_ptr<LoopInfo>>(data_);
   }
+  // Iterators are the one other mutable value: iterating consumes them.
+  IteratorState& iter() const { return *std::get<std::shared_ptr<IteratorState>>(data_); }
   // Identity of a shared object (namespaces, callables), for `is sameas` and ==.
   const void* identity() const;
 
  private:
-  using Data =
-      std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<const List>,
-                   std::shared_ptr<const Dict>, std::shared_ptr<Namespace>,
-                   std::shared_ptr<Callable>, std::shared_ptr<LoopInfo>>;
+  using Data = std::variant<std::monostate, bool, int64_t, double, std::string,
+                            std::shared_ptr<const List>, std::shared_ptr<const Dict>,
+                            std::shared_ptr<Namespace>, std::shared_ptr<Callable>,
+                            std::shared_ptr<LoopInfo>, std::shared_ptr<IteratorState>>;
   template <typename T>
   Value(Kind k, T&& d) : kind_(k), data_(std::forward<T>(d)) {}
 
   Kind kind_ = Kind::kUndefined;
+  bool markup_ = false;
   Data data_ = std::string();
 };
 
@@ -150,6 +170,18 @@ struct CallArgs {
 struct Callable {
   std::string name;
   std::function<Result<Value>(Interp&, CallArgs&)> fn;
+};
+
+struct IteratorState {
+  List items;
+  size_t next = 0;  // items before it were consumed
+  std::string type_name;
+  // The items not yet consumed, consuming them.
+  List Take() {
+    List rest(items.begin() + static_cast<std::ptrdiff_t>(next), items.end());
+    next = items.size();
+    return rest;
+  }
 };
 
 // The `loop` variable of a for loop.

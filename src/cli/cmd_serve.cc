@@ -22,6 +22,7 @@ namespace {
 struct ServeFlags {
   std::string model;
   std::string chat_template;
+  std::string tool_call_parser = "auto";
   std::string served_model_name;
   server::ServerOptions http;
   std::string kv_memory = "0.5";
@@ -69,6 +70,13 @@ Status RunServe(const ServeFlags& f) {
   if (!(f.drain_timeout >= 0)) return Status::InvalidArgument("--drain-timeout must be >= 0");
   LoadOptions load_options;
   JISU_ASSIGN_OR_RETURN(load_options.chat_template, ChatTemplateFromFlag(f.chat_template));
+  const auto tool_format = server::ToolCallFormatFromName(f.tool_call_parser);
+  if (f.tool_call_parser != "auto" && !tool_format) {
+    return Status::InvalidArgument(
+        "--tool-call-parser must be auto, hermes, llama3_json, mistral "
+        "or none (got '" +
+        f.tool_call_parser + "')");
+  }
   CapOpenFiles();
 
   // Signals go to one waiting thread; every other thread (engine, HTTP pool) inherits the mask.
@@ -81,8 +89,8 @@ Status RunServe(const ServeFlags& f) {
 
   server::HttpServer http(f.http);
   JISU_RETURN_IF_ERROR(http.Start());
-  std::fprintf(stderr, "listening on http://%s:%d (loading the model)\n", f.http.host.c_str(),
-               http.port());
+  std::fprintf(stderr, "listening on %s://%s:%d (loading the model)\n",
+               http.tls() ? "https" : "http", f.http.host.c_str(), http.port());
 
   JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model, load_options));
   const ModelConfig& c = model->config();
@@ -118,9 +126,12 @@ Status RunServe(const ServeFlags& f) {
   served.max_model_len = options.scheduler.max_model_len;
   served.kv_block_size = f.block_size;
   served.max_queue = f.max_queue;
+  served.tool_call_format =
+      tool_format ? *tool_format : server::DetectToolCallFormat(model->chat_template());
   JISU_RETURN_IF_ERROR(http.SetReady(served));
-  std::fprintf(stderr, "ready: model '%s', context %lld tokens\n", served.name.c_str(),
-               static_cast<long long>(served.max_model_len));
+  std::fprintf(stderr, "ready: model '%s', context %lld tokens, tool calls: %s\n",
+               served.name.c_str(), static_cast<long long>(served.max_model_len),
+               std::string(server::ToolCallFormatName(served.tool_call_format)).c_str());
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -140,14 +151,28 @@ void RegisterServe(CLI::App& app) {
   cmd->add_option("--chat-template", f->chat_template,
                   "Jinja chat template file for /v1/chat/completions, used instead of the "
                   "model's own");
+  cmd->add_option("--tool-call-parser", f->tool_call_parser,
+                  "how the model writes tool calls: auto (from the chat template), hermes, "
+                  "llama3_json, mistral or none");
   cmd->add_option("--served-model-name", f->served_model_name,
                   "model name in the API (default: the file or folder name)");
   cmd->add_option("--host", f->http.host, "address to listen on");
   cmd->add_option("--port", f->http.port, "port (0 = any free port)");
-  cmd->add_option("--api-key", f->http.api_key, "require Authorization: Bearer <key> on /v1/*");
+  cmd->add_option("--api-key", f->http.api_key,
+                  "one key for every client: Authorization: Bearer <key> on /v1/* and /metrics; "
+                  "the tenant stays the request's `user`");
+  cmd->add_option("--api-keys", f->http.api_keys_path,
+                  "keys file: one key per line with its tenant and optional limits "
+                  "(KEY tenant=NAME [rpm=N] [tpm=N] [concurrency=N] [metrics]; README)");
+  cmd->add_option("--prefix-cache-scope", f->http.prefix_cache_scope,
+                  "auto, tenant or global: whether cached prompt blocks are reused across "
+                  "tenants (global) or only within one (tenant); auto = tenant with --api-keys");
+  cmd->add_option("--tls-cert", f->http.tls_cert_path, "PEM certificate (chain): serve HTTPS");
+  cmd->add_option("--tls-key", f->http.tls_key_path, "PEM private key of --tls-cert");
   cmd->add_option("--max-connections", f->http.max_connections,
                   "concurrent HTTP connections served (threads)");
-  cmd->add_option("--max-body-bytes", f->http.max_body_bytes, "largest request body");
+  cmd->add_option("--max-body-bytes", f->http.max_body_bytes,
+                  "largest request body (413 beyond; default 8 MiB)");
   cmd->add_option("--drain-timeout", f->drain_timeout,
                   "seconds in-flight requests get to finish on SIGTERM");
   cmd->add_option("--kv-memory", f->kv_memory,

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "convert/spm_vocab.h"
 #include "core/mapped_file.h"
 #include "format/gguf_writer.h"
 #include "model/arch/architectures.h"
@@ -64,6 +65,7 @@ Result<std::string> PreTokenizerName(const json& pre) {
 }
 
 Status AddTokenizer(const std::string& dir, const Model& model, GgufWriter& w) {
+  if (PrefersSentencePieceVocab(dir)) return AddSentencePieceVocab(dir, model, w);
   JISU_ASSIGN_OR_RETURN(std::string text,
                         ReadTextFile((fs::path(dir) / "tokenizer.json").string()));
   const json tj = json::parse(text, nullptr, false);
@@ -73,7 +75,9 @@ Status AddTokenizer(const std::string& dir, const Model& model, GgufWriter& w) {
   const json& m = tj["model"];
   if (m.value("type", "") != "BPE" || m.value("byte_fallback", false) || !m.contains("vocab") ||
       !m["vocab"].is_object()) {
-    return Status::Unsupported("convert: only byte-level BPE tokenizers are supported so far");
+    return Status::Unsupported(
+        "convert: tokenizer.json is not byte-level BPE and the folder has no tokenizer.model "
+        "(SentencePiece tokenizers convert from their tokenizer.model)");
   }
   JISU_ASSIGN_OR_RETURN(std::string pre, PreTokenizerName(tj.value("pre_tokenizer", json())));
   const int64_t vocab = model.config().vocab_size;

@@ -1,6 +1,7 @@
 // Converts a Hugging Face model folder to a GGUF file that llama.cpp-compatible readers (and
 // jisu) load: architecture metadata, the tokenizer (byte-level BPE tokenizers as GGUF "gpt2"
-// vocabularies with their pre-tokenizer name), the chat template, and all tensors in the
+// vocabularies with their pre-tokenizer name, SentencePiece BPE ones from tokenizer.model as
+// "llama" vocabularies: convert/spm_vocab.h), the chat template, and all tensors in the
 // requested type. Follows llama.cpp's conventions where they matter for compatibility:
 // canonical tensor names, Q/K rows permuted for interleaved rotary pairs in llama/mistral
 // files, norms and biases kept in F32, Llama-3 rope scaling written as rope_freqs.weight.

@@ -39,6 +39,7 @@ const std::set<std::string> kKeywords = {"type",
                                          "exclusiveMaximum",
                                          "nullable",
                                          "minProperties",
+                                         "propertyNames",
                                          "maxProperties"};
 
 std::string Sanitize(std::string_view s) {
@@ -227,6 +228,30 @@ class SchemaConverter {
     return cur;
   }
 
+  // The key of an extra member: not one of the declared `keys`; with propertyNames (only
+  // where nothing is declared: excluding keys from a pattern is not supported), a string of
+  // that schema (length, pattern, format, enum).
+  Result<Expr> KeyExpr(const Json& s, const std::string& ptr, const std::vector<std::string>& keys,
+                       const std::string& name) {
+    if (!s.contains("propertyNames")) return rules_.KeyNotIn(keys, name);
+    const std::string p = ptr + "/propertyNames";
+    if (!keys.empty()) return Bad(p, "propertyNames together with properties is not supported");
+    const Json& names = s["propertyNames"];
+    if (!names.is_object()) return Bad(p, "propertyNames must be a schema object");
+    for (auto it = names.begin(); it != names.end(); ++it) {
+      const std::string& k = it.key();
+      if (k != "type" && k != "minLength" && k != "maxLength" && k != "pattern" && k != "format" &&
+          k != "enum" && k != "const" && !kAnnotations.count(k)) {
+        return Bad(p, "keyword '" + k + "' is not supported in propertyNames");
+      }
+    }
+    if (names.contains("type") && names["type"] != "string") {
+      return Bad(p, "propertyNames must describe strings");
+    }
+    if (names.contains("enum") || names.contains("const")) return EnumExpr(names, p, &rules_);
+    return StringExpr(names, p, &rules_);
+  }
+
   // Object with named properties in the schema's order. Members are chained so optional ones
   // may be absent without a stray comma: R_i = the members from i on, the first without a
   // comma; C_i = the members from i on, each after a comma.
@@ -288,7 +313,7 @@ class SchemaConverter {
     if (additional) {
       std::vector<std::string> keys;
       for (auto& [key, unused] : props) keys.push_back(key);
-      JISU_ASSIGN_OR_RETURN(Expr key, rules_.KeyNotIn(keys, name));
+      JISU_ASSIGN_OR_RETURN(Expr key, KeyExpr(s, ptr, keys, name));
       JISU_ASSIGN_OR_RETURN(Expr v,
                             Convert(*additional, ptr + "/additionalProperties", name + "-extra"));
       JISU_ASSIGN_OR_RETURN(v, AsRef(std::move(v), name + "-extra"));

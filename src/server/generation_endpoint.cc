@@ -33,6 +33,7 @@ class ChatShape final : public EndpointShape {
     }
     ChatTemplateInputs in;
     in.messages = g.messages;
+    if (!g.tools.tools.is_null()) in.extra["tools"] = g.tools.tools;
     in.add_generation_prompt = true;
     in.bos_token = model.bos_token();
     in.eos_token = model.eos_token();
@@ -84,7 +85,13 @@ class ChatShape final : public EndpointShape {
   }
 
   void FillChoice(const Choice& c, bool with_logprobs, Json* ch) const override {
-    (*ch)["message"] = {{"role", "assistant"}, {"content", ValidUtf8(c.text)}};
+    if (c.tool_calls.empty()) {
+      (*ch)["message"] = {{"role", "assistant"}, {"content", ValidUtf8(c.text)}};
+    } else {  // OpenAI: content null when the reply is only calls
+      (*ch)["message"] = {{"role", "assistant"},
+                          {"content", c.text.empty() ? Json() : Json(ValidUtf8(c.text))},
+                          {"tool_calls", c.tool_calls}};
+    }
     (*ch)["logprobs"] = with_logprobs ? Json{{"content", c.logprobs}} : Json();
   }
 
@@ -167,6 +174,11 @@ class CompletionShape final : public EndpointShape {
 };
 
 }  // namespace
+
+const char* ChoiceFinishName(const Choice& c) {
+  if (c.finish_reason == FinishReason::kStop && !c.tool_calls.empty()) return "tool_calls";
+  return FinishReasonName(c.finish_reason);
+}
 
 const EndpointShape& ShapeOf(Endpoint endpoint) {
   static const ChatShape chat;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "jisu/status.h"
 #include "server/generation_handler.h"
 #include "server/openai_protocol.h"
+#include "server/tools/tool_output.h"
 #include "tokenizer/tokenizer.h"
 
 namespace jisu::server {
@@ -26,6 +28,13 @@ struct PreparedPrompt {
   std::vector<int32_t> tokens;
   int64_t num_shared_prefix = 0;
   std::string echo_text;
+};
+
+// What a streamed choice with parsed tool calls sends next: content, or the call
+// Choice::tool_calls[call_index].
+struct ToolDelta {
+  std::string content;
+  int call_index = -1;
 };
 
 // One choice (an engine request) as its outputs arrive.
@@ -42,7 +51,16 @@ struct Choice {
   bool started = false;     // streaming: the choice's first chunk was sent
   nlohmann::json logprobs;  // EndpointShape::EmptyLogprobs, then every token's
   int64_t text_offset = 0;  // completions: the next token's offset in the text
+  // Chat with tool calls parsed (null otherwise): `text` is then the content outside calls,
+  // tool_calls the message's calls so far, tool_deltas what a stream has not sent yet.
+  std::unique_ptr<ToolOutputDecoder> tools;
+  nlohmann::json tool_calls = nlohmann::json::array();
+  std::vector<ToolDelta> tool_deltas;
 };
+
+// A finished choice's finish_reason: OpenAI's "tool_calls" when the model stopped after
+// calling tools.
+const char* ChoiceFinishName(const Choice& c);
 
 class EndpointShape {
  public:

@@ -18,11 +18,13 @@
 #include <memory>
 #include <random>
 
+#include "server/access_control.h"
 #include "server/connection_probe.h"
 #include "server/generation_endpoint.h"
 #include "server/http_server.h"
 #include "server/server_cpu.h"
 #include "server/stream_chunk.h"
+#include "server/tools/tool_fields.h"
 
 namespace jisu::server {
 namespace {
@@ -80,7 +82,8 @@ ApiError SubmitError(const Status& s) {
 
 class GenerationRun {
  public:
-  GenerationRun(std::shared_ptr<const GenerationRequest> g, const GenerationContext& ctx)
+  GenerationRun(std::shared_ptr<const GenerationRequest> g, const GenerationContext& ctx,
+                Caller caller)
       : owned_(std::move(g)),
         g_(*owned_),
         shape_(ShapeOf(g_.endpoint)),
@@ -88,14 +91,21 @@ class GenerationRun {
         tok_(ctx.served->model->tokenizer()),
         job_(std::make_shared<Job>()),
         id_(NewId(shape_.id_prefix())),
-        created_(static_cast<int64_t>(std::time(nullptr))) {
+        created_(static_cast<int64_t>(std::time(nullptr))),
+        caller_(std::move(caller)) {
     ctx_.in_flight->fetch_add(1);
   }
 
+  // Every way a request ends (answered, failed, client gone, server stopping) ends here: the
+  // key's concurrency slot is freed and its completion tokens charged.
   ~GenerationRun() {
     CancelUnfinished();
+    caller_.lease.Release(completion_tokens());
     ctx_.in_flight->fetch_sub(1);
   }
+
+  // Submission failed: nothing ran, the prompt tokens are not the key's to pay.
+  void RefundPrompt() { caller_.lease.RefundPrompt(); }
 
   // Submits every choice; on failure cancels what was submitted.
   std::optional<ApiError> Submit(const std::vector<PreparedPrompt>& prompts) {
@@ -111,7 +121,8 @@ class GenerationRun {
             g_.max_tokens_given > 0 ? g_.max_tokens_given : shape_.DefaultMaxTokens(room);
         r.sampling.max_tokens = static_cast<int32_t>(std::min(want, room));
         if (r.sampling.seed && i > 0) r.sampling.seed = *r.sampling.seed + uint64_t(i);
-        r.tenant = engine.InternTenant(g_.user);
+        r.tenant = engine.InternTenant(caller_.tenant);
+        r.cache_salt = caller_.cache_salt;
         r.num_shared_prefix_tokens = prompts[p].num_shared_prefix;
         r.top_logprobs = g_.top_logprobs;
         r.options = g_.options;
@@ -121,6 +132,11 @@ class GenerationRun {
         c.text_offset = static_cast<int64_t>(prompts[p].echo_text.size());
         if (g_.echo) c.text = prompts[p].echo_text;
         c.num_prompt_tokens = static_cast<int64_t>(r.prompt.size());
+        if (g_.endpoint == Endpoint::kChat && g_.tools.parses_calls()) {
+          c.tools = std::make_unique<ToolOutputDecoder>(
+              tok_, ctx_.tool_format, ctx_.served->model->eos_ids(), g_.sampling.ignore_eos,
+              g_.sampling.stop, g_.tools.parallel);
+        }
         const size_t index = choices_.size();
         choices_.push_back(std::move(c));
         std::shared_ptr<Job> job = job_;
@@ -181,7 +197,7 @@ class GenerationRun {
       const Choice& c = choices_[i];
       Json ch = {{"index", i}};
       shape_.FillChoice(c, g_.top_logprobs >= 0, &ch);
-      ch["finish_reason"] = FinishReasonName(c.finish_reason);
+      ch["finish_reason"] = ChoiceFinishName(c);
       choices.push_back(std::move(ch));
     }
     Json body = Header(shape_.object());
@@ -211,9 +227,8 @@ class GenerationRun {
         const std::string delta = c.text.substr(g_.echo && !was_started ? 0 : before);
         c.started = true;
         const bool fin = c.done;
-        const std::string reason = c.finish_reason == FinishReason::kCancelled
-                                       ? "abort"
-                                       : FinishReasonName(c.finish_reason);
+        const std::string reason =
+            c.finish_reason == FinishReason::kCancelled ? "abort" : ChoiceFinishName(c);
         if (c.finish_reason == FinishReason::kError) {
           ApiError e = ApiError::BadRequest("generation failed: " + c.error.message());
           e.type = "server_error";
@@ -228,6 +243,11 @@ class GenerationRun {
           }
         }
         const bool has_lp = g_.top_logprobs >= 0 && !delta_logprobs.is_null();
+        if (c.tools) {
+          Json lp = has_lp ? shape_.ChunkLogprobs(std::move(delta_logprobs)) : Json();
+          if (!StreamToolDeltas(index, std::move(lp), fin ? reason : "", send)) return Abandon();
+          continue;
+        }
         if (!has_lp && (!delta.empty() || fin)) {  // the per-token path: no JSON tree
           const std::string& line = chunks.Chunk(index, ValidUtf8(delta), fin ? reason : "");
           ServerCpu::Charge(CpuStage::kStream);
@@ -277,6 +297,44 @@ class GenerationRun {
   }
 
  private:
+  // A tool-parsing choice's new content and calls as OpenAI streams them: a call opens with a
+  // chunk naming it (index, id, type, name, empty arguments), then one with its arguments.
+  // `logprobs` ride on the first chunk (or an empty delta); `finish` ends the choice.
+  template <typename Send>
+  bool StreamToolDeltas(size_t index, Json logprobs, const std::string& finish, Send& send) {
+    Choice& c = choices_[index];
+    std::vector<ToolDelta> deltas;
+    deltas.swap(c.tool_deltas);
+    for (const ToolDelta& d : deltas) {
+      std::vector<Json> chunks;
+      if (d.call_index < 0) {
+        chunks.push_back(shape_.TextDelta(ValidUtf8(d.content)));
+      } else {
+        const Json& call = c.tool_calls[static_cast<size_t>(d.call_index)];
+        Json fn = {{"name", call["function"]["name"]}, {"arguments", ""}};
+        chunks.push_back({{"tool_calls", Json::array({{{"index", d.call_index},
+                                                       {"id", call["id"]},
+                                                       {"type", "function"},
+                                                       {"function", std::move(fn)}}})}});
+        chunks.push_back(
+            {{"tool_calls",
+              Json::array({{{"index", d.call_index},
+                            {"function", {{"arguments", call["function"]["arguments"]}}}}})}});
+      }
+      for (Json& delta : chunks) {
+        if (!send(Chunk(index, std::move(delta), std::move(logprobs), Json()))) return false;
+        logprobs = Json();
+      }
+    }
+    if (!logprobs.is_null() && !send(Chunk(index, shape_.EmptyDelta(), logprobs, Json()))) {
+      return false;
+    }
+    if (!finish.empty() && !send(Chunk(index, shape_.EmptyDelta(), Json(), Json(finish)))) {
+      return false;
+    }
+    return true;
+  }
+
   bool Abandon() {
     CancelUnfinished();
     return false;
@@ -307,7 +365,11 @@ class GenerationRun {
   void Apply(size_t index, const EngineOutput& o, Json* delta_logprobs) {
     Choice& c = choices_[index];
     if (c.done) return;
-    c.text += o.text;
+    if (c.tools) {
+      ApplyTools(o, &c);
+    } else {
+      c.text += o.text;
+    }
     c.num_tokens += static_cast<int64_t>(o.token_ids.size());
     if (o.num_prompt_tokens > 0) c.num_prompt_tokens = o.num_prompt_tokens;
     c.num_cached_tokens = std::max(c.num_cached_tokens, o.num_cached_prompt_tokens);
@@ -321,6 +383,25 @@ class GenerationRun {
       c.finish_reason = o.finish_reason;
       c.error = o.error;
       ctx_.live->Remove(c.id);
+    }
+  }
+
+  // Parses a tool-calling choice's output: content into text, calls into tool_calls (with
+  // new ids), and both into tool_deltas for a stream.
+  void ApplyTools(const EngineOutput& o, Choice* c) {
+    std::vector<ToolParseEvent> events;
+    c->tools->Push(o.token_ids, o.finished, &events);
+    for (ToolParseEvent& e : events) {
+      if (!e.call) {
+        c->text += e.content;
+        if (g_.stream) c->tool_deltas.push_back({std::move(e.content), -1});
+        continue;
+      }
+      c->tool_calls.push_back(
+          {{"id", NewToolCallId(ctx_.tool_format, &rng_)},
+           {"type", "function"},
+           {"function", {{"name", e.call->name}, {"arguments", e.call->arguments}}}});
+      if (g_.stream) c->tool_deltas.push_back({"", static_cast<int>(c->tool_calls.size()) - 1});
     }
   }
 
@@ -363,6 +444,8 @@ class GenerationRun {
   std::vector<Choice> choices_;
   std::string id_;
   int64_t created_;
+  std::mt19937_64 rng_{std::random_device{}()};  // tool call ids
+  Caller caller_;
 };
 
 }  // namespace
@@ -391,10 +474,15 @@ void SetError(httplib::Response& res, const ApiError& error) {
 void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpoint endpoint,
                       const GenerationContext& ctx) {
   ServerCpu::Charge(CpuStage::kHttp);  // cpp-httplib read the body
+  Caller caller;
+  if (auto no = ctx.access->Admit(req.get_header_value("Authorization"), &caller)) {
+    return SetRefusal(res, *no);
+  }
   auto g = std::make_shared<GenerationRequest>();
   auto err = ParseGenerationRequest(req.body, endpoint, g.get());
   ServerCpu::Charge(CpuStage::kParse);
   if (err) return SetError(res, *err);
+  ctx.access->NameTenant(g->user, &caller);
   if (!g->model.empty() && g->model != ctx.served->name) {
     return SetError(res, ApiError::NotFound("The model '" + g->model +
                                                 "' does not exist; this server serves '" +
@@ -404,6 +492,7 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
   if (Status s = ctx.served->engine->CheckOptions(g->options, g->sampling); !s.ok()) {
     return SetError(res, OptionError(s));
   }
+  if (auto e = CheckToolsServable(g->tools, ctx.tool_format)) return SetError(res, *e);
   const int64_t vocab = ctx.served->engine->backend().config().vocab_size;
   for (const auto& [id, bias] : g->sampling.logit_bias) {
     if (id >= vocab) {
@@ -421,10 +510,16 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
   err = Prepare(ShapeOf(g->endpoint), *g, ctx, &prompts);
   ServerCpu::Charge(CpuStage::kPrepare);
   if (err) return SetError(res, *err);
-  auto run = std::make_shared<GenerationRun>(g, ctx);
+  int64_t prompt_tokens = 0;
+  for (const PreparedPrompt& p : prompts) prompt_tokens += static_cast<int64_t>(p.tokens.size());
+  if (auto no = AccessControl::ChargePrompt(prompt_tokens, &caller)) return SetRefusal(res, *no);
+  auto run = std::make_shared<GenerationRun>(g, ctx, std::move(caller));
   err = run->Submit(prompts);
   ServerCpu::Charge(CpuStage::kSubmit);
-  if (err) return SetError(res, *err);
+  if (err) {
+    run->RefundPrompt();
+    return SetError(res, *err);
+  }
   if (!g->stream) {
     ConnectionProbe probe(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
     auto [status, body] = run->Collect(&probe);

@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "server/http_metrics.h"
 #include "server/openai_protocol.h"
+#include "server/tools/tool_call_format.h"
 
 namespace httplib {
 struct Request;
@@ -24,6 +25,7 @@ struct Response;
 namespace jisu::server {
 
 struct ServedModel;
+class AccessControl;
 
 // Engine request ids being served, so a drain can cancel what is left.
 class LiveRequests {
@@ -39,10 +41,12 @@ class LiveRequests {
 
 struct GenerationContext {
   const ServedModel* served = nullptr;
-  const ChatTemplate* chat_template = nullptr;  // null: the model has none
+  const ChatTemplate* chat_template = nullptr;         // null: the model has none
+  ToolCallFormat tool_format = ToolCallFormat::kNone;  // how the model writes tool calls
   HttpMetrics* metrics = nullptr;
   LiveRequests* live = nullptr;
   std::atomic<int64_t>* in_flight = nullptr;  // HTTP generation requests not yet answered
+  AccessControl* access = nullptr;            // keys, tenants, per-key limits
 };
 
 // Fills `res` (status, headers, body or a streaming provider).

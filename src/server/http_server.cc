@@ -7,13 +7,19 @@
 #include <chrono>
 #include <ctime>
 
+#include "server/access_control.h"
+#include "server/body_framing.h"
+#include "server/connection_probe.h"
 #include "server/generation_handler.h"
 #include "server/openai_protocol.h"
+#include "server/tls_server.h"
+#include "server/tokenize_endpoint.h"
 
 namespace jisu::server {
 
 struct HttpServer::Impl {
   ServerOptions options;
+  std::unique_ptr<AccessControl> access;
   HttpMetrics metrics;
   LiveRequests live;
   std::mutex mu;  // guards ready/draining transitions
@@ -30,8 +36,8 @@ namespace {
 
 // Bounded label set for the request counters.
 std::string EndpointLabel(const std::string& path) {
-  for (const char* known :
-       {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"}) {
+  for (const char* known : {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health",
+                            "/metrics", "/tokenize", "/detokenize"}) {
     if (path == known) return known;
   }
   return "other";
@@ -77,15 +83,15 @@ Status ServerOptions::Validate() const {
   if (keep_alive_max_requests < 1) {
     return Status::InvalidArgument("keep-alive request count must be >= 1");
   }
+  if (tls_cert_path.empty() != tls_key_path.empty()) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
   return Status::Ok();
 }
 
 HttpServer::HttpServer(ServerOptions options)
-    : options_(std::move(options)),
-      http_(std::make_unique<httplib::Server>()),
-      impl_(std::make_unique<Impl>()) {
+    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
   impl_->options = options_;
-  Install();
 }
 
 HttpServer::~HttpServer() {
@@ -105,19 +111,27 @@ void HttpServer::Install() {
   svr.set_keep_alive_timeout(options_.keep_alive_timeout_s);
   svr.set_keep_alive_max_count(static_cast<size_t>(options_.keep_alive_max_requests));
 
-  svr.set_pre_routing_handler([impl](const httplib::Request& req, httplib::Response& res) {
+  // Bodies cpp-httplib would read without bound are refused before they are read: at the
+  // "Expect: 100-continue" handshake when the client waits for one (it then sends nothing),
+  // else once the headers are in.
+  const size_t max_body = options_.max_body_bytes;
+  svr.set_expect_100_continue_handler(
+      [max_body](const httplib::Request& req, httplib::Response& res) {
+        auto refused = CheckBodyFraming(req);
+        if (!refused && req.get_header_value<uint64_t>("Content-Length") > max_body) {
+          refused = ApiError::BadRequest("the request body is too large");
+          refused->http_status = 413;
+        }
+        if (!refused) return 100;
+        SetError(res, *refused);
+        return refused->http_status;
+      });
+  svr.set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
     ServerCpu::Charge(CpuStage::kHttp);  // reading the request line and headers
-    if (impl->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    if (BearerMatches(req.get_header_value("Authorization"), impl->options.api_key)) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    ApiError e = ApiError::BadRequest("Incorrect or missing API key (Authorization: Bearer ...)");
-    e.http_status = 401;
-    e.code = "invalid_api_key";
-    SetError(res, e);
-    res.set_header("WWW-Authenticate", "Bearer");
+    auto refused = CheckBodyFraming(req);
+    if (!refused) return httplib::Server::HandlerResponse::Unhandled;
+    SetError(res, *refused);
+    res.set_header("Connection", "close");  // the logger ends the connection once answered
     return httplib::Server::HandlerResponse::Handled;
   });
   // Errors cpp-httplib produces itself (unknown path, body too large, bad request line) get
@@ -140,7 +154,11 @@ void HttpServer::Install() {
     res.set_content(e.ToJson().dump() + "\n", "application/json");
   });
   // Runs after the response was written, on the connection's thread.
-  svr.set_logger([impl](const httplib::Request& req, const httplib::Response& res) {
+  svr.set_logger([impl, max_body](const httplib::Request& req, const httplib::Response& res) {
+    if (res.status == 411 || res.status == 415) {  // refused above, body unread: end it
+      ConnectionProbe(req.remote_addr, req.remote_port, req.local_addr, req.local_port)
+          .StopReading(max_body);
+    }
     const std::string endpoint = EndpointLabel(req.path);
     impl->metrics.CountRequest(endpoint, res.status);
     const bool generation = endpoint == "/v1/chat/completions" || endpoint == "/v1/completions";
@@ -155,10 +173,16 @@ void HttpServer::Install() {
     }
     res.set_content("ok\n", "text/plain");
   });
-  svr.Get("/metrics", [impl](const httplib::Request&, httplib::Response& res) {
+  svr.Get("/metrics", [impl](const httplib::Request& req, httplib::Response& res) {
+    if (auto no = impl->access->Authorize(req.get_header_value("Authorization"), true)) {
+      return SetRefusal(res, *no);
+    }
     res.set_content(impl->metrics.Render(impl->in_flight.load()), MetricsRegistry::kContentType);
   });
-  svr.Get("/v1/models", [impl](const httplib::Request&, httplib::Response& res) {
+  svr.Get("/v1/models", [impl](const httplib::Request& req, httplib::Response& res) {
+    if (auto no = impl->access->Authorize(req.get_header_value("Authorization"), false)) {
+      return SetRefusal(res, *no);
+    }
     if (!impl->ready) return SetError(res, Unavailable("the model is still loading"));
     nlohmann::json model = {{"id", impl->served.name},
                             {"object", "model"},
@@ -177,10 +201,35 @@ void HttpServer::Install() {
   };
   svr.Post("/v1/chat/completions", generation(Endpoint::kChat));
   svr.Post("/v1/completions", generation(Endpoint::kCompletion));
+  auto tokenizer = [impl](void (*handle)(const httplib::Request&, httplib::Response&,
+                                         const GenerationContext&)) {
+    return [impl, handle](const httplib::Request& req, httplib::Response& res) {
+      // Any key of the API may count tokens (as for /v1/models); no tenant's limits are taken.
+      if (auto no = impl->access->Authorize(req.get_header_value("Authorization"), false)) {
+        return SetRefusal(res, *no);
+      }
+      if (!impl->ready) return SetError(res, Unavailable("the model is still loading"));
+      handle(req, res, impl->ctx);
+    };
+  };
+  svr.Post("/tokenize", tokenizer(&HandleTokenize));
+  svr.Post("/detokenize", tokenizer(&HandleDetokenize));
 }
 
 Status HttpServer::Start() {
   JISU_RETURN_IF_ERROR(options_.Validate());
+  AccessOptions access;
+  access.api_key = options_.api_key;
+  access.api_keys_path = options_.api_keys_path;
+  access.cache_scope = options_.prefix_cache_scope;
+  JISU_ASSIGN_OR_RETURN(impl_->access, AccessControl::Create(access));
+  impl_->ctx.access = impl_->access.get();
+  if (tls()) {
+    JISU_ASSIGN_OR_RETURN(http_, MakeTlsServer(options_.tls_cert_path, options_.tls_key_path));
+  } else {
+    http_ = std::make_unique<httplib::Server>();
+  }
+  Install();
   if (options_.port == 0) {
     port_ = http_->bind_to_any_port(options_.host);
     if (port_ <= 0) return Status::IoError("cannot bind to " + options_.host);
@@ -207,6 +256,7 @@ Status HttpServer::SetReady(const ServedModel& served) {
   }
   impl_->ctx.served = &impl_->served;
   impl_->ctx.chat_template = impl_->chat_template.get();
+  impl_->ctx.tool_format = served.tool_call_format;
   impl_->ctx.metrics = &impl_->metrics;
   impl_->metrics.Attach(served.engine);
   impl_->ctx.live = &impl_->live;
@@ -217,7 +267,8 @@ Status HttpServer::SetReady(const ServedModel& served) {
 
 void HttpServer::Shutdown(double drain_seconds) {
   impl_->draining = true;
-  http_->stop();  // closes the listening socket; connection threads run on
+  if (!http_) return;  // never started
+  http_->stop();       // closes the listening socket; connection threads run on
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration<double>(std::max(0.0, drain_seconds));
   while (impl_->in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {

@@ -2,7 +2,8 @@
 // per connection, the pool sized by max_connections). The server listens before the model is
 // loaded so /health can say 503 until SetReady; generation requests are tokenized on the
 // connection's thread and run by the engine's loop thread; streaming responses cancel their
-// engine requests as soon as a write to the client fails.
+// engine requests as soon as a write to the client fails. Who may call what, and as which
+// tenant, is access_control.h's; with --tls-cert/--tls-key it serves HTTPS (tls_server.h).
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,7 @@
 #include "jisu/status.h"
 #include "model/model.h"
 #include "server/http_metrics.h"
+#include "server/tools/tool_call_format.h"
 
 namespace httplib {
 class Server;
@@ -28,8 +30,12 @@ namespace jisu::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;      // 0 = any free port (see HttpServer::port())
-  std::string api_key;  // empty = no authentication
+  int port = 8000;            // 0 = any free port (see HttpServer::port())
+  std::string api_key;        // --api-key: one key for every client; empty = none
+  std::string api_keys_path;  // --api-keys: a keys file (api_keys.h); exclusive with api_key
+  std::string prefix_cache_scope = "auto";  // auto, tenant or global (access_control.h)
+  std::string tls_cert_path;                // --tls-cert and --tls-key: HTTPS (both or none)
+  std::string tls_key_path;
   int max_connections = 512;
   size_t max_body_bytes = 8u << 20;
   int read_timeout_s = 30;
@@ -48,6 +54,9 @@ struct ServedModel {
   int64_t max_model_len = 0;  // prompt + completion tokens
   int64_t kv_block_size = 16;
   int64_t max_queue = 0;
+  // How the model writes tool calls (DetectToolCallFormat of its template, or --tool-call-parser);
+  // kNone: requests that need calls parsed are refused.
+  ToolCallFormat tool_call_format = ToolCallFormat::kNone;
 };
 
 class HttpServer {
@@ -55,8 +64,10 @@ class HttpServer {
   explicit HttpServer(ServerOptions options);
   ~HttpServer();
 
-  // Binds the listening socket (the port is known afterwards) and starts serving on a thread.
+  // Loads the keys file and the TLS certificate (errors name the flag and the file), binds the
+  // listening socket (the port is known afterwards) and starts serving on a thread.
   Status Start();
+  bool tls() const { return !options_.tls_cert_path.empty(); }
   int port() const { return port_; }
 
   // Makes the API available (/health turns 200). Parses the chat template once.

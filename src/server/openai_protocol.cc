@@ -6,6 +6,7 @@
 #include "core/utf8.h"
 #include "format/json_util.h"
 #include "server/structured_output_request.h"
+#include "server/tools/tool_fields.h"
 
 namespace jisu::server {
 namespace {
@@ -66,6 +67,10 @@ class FieldReader {
     if (!error_) error_ = ApiError::BadRequest("'" + param + "' " + what, param);
     return false;
   }
+  bool Fail(ApiError e) {
+    if (!error_) error_ = std::move(e);
+    return false;
+  }
 
   static std::string Fmt(double v) {
     char buf[64];
@@ -119,9 +124,12 @@ bool ParseMessages(const Json& body, FieldReader* r, Json* out) {
       return r->Fail(param + ".role", "must be system, developer, user, assistant or tool");
     }
     Json copy = msg;
+    if (auto e = ParseMessageToolFields(msg, i, &copy)) return r->Fail(*e);
     auto content = msg.find("content");
     if (content == msg.end() || content->is_null()) {
       if (rs != "assistant") return r->Fail(param + ".content", "is required");
+      // "" rather than no content (transformers drops None keys): real templates index an
+      // assistant's content without checking it even when it has tool calls (Devstral's).
       copy["content"] = "";
     } else {
       std::string text;
@@ -308,7 +316,9 @@ std::optional<ApiError> ParseGenerationRequest(const std::string& body, Endpoint
   FieldReader r(j);
   r.String("model", &out->model);
   if (endpoint == Endpoint::kChat) {
-    ParseMessages(j, &r, &out->messages);
+    if (ParseMessages(j, &r, &out->messages)) {
+      if (auto e = ParseToolRequest(j, &out->tools)) r.Fail(*e);
+    }
   } else {
     ParsePrompts(&r, &out->prompts);
   }

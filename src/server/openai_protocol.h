@@ -20,6 +20,7 @@
 
 #include "jisu/request_options.h"
 #include "sampling/sampler.h"
+#include "server/tools/tool_request.h"
 
 namespace jisu::server {
 
@@ -59,6 +60,7 @@ struct GenerationRequest {
   std::string user;
   int64_t max_tokens_given = -1;  // -1 = absent
   RequestOptions options;         // the "jisu" object
+  ToolRequest tools;              // chat: tools, tool_choice, parallel_tool_calls
   // The field sampling.structured came from ("response_format", "guided_json", ...), for the
   // 400 when it does not compile (structured_output_request.h); empty when unconstrained.
   std::string constraint_param;
