@@ -1,5 +1,6 @@
 // The public API's chat-template override (LlmOptions::chat_template): chats render through the
-// given template, and a template that does not parse is refused by Open.
+// given template, and a template that does not parse is refused by Open. Structured output
+// through SamplingParams::structured.
 #include <gtest/gtest.h>
 #include <jisu/llm.h>
 
@@ -48,6 +49,30 @@ TEST(LlmApiTest, BrokenChatTemplateIsRefused) {
   EXPECT_EQ(llm.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(llm.status().message().find("chat_template"), std::string::npos)
       << llm.status().message();
+}
+
+TEST(LlmApiTest, StructuredOutputThroughSamplingParams) {
+  auto llm = Llm::Open(TinyOptions());
+  ASSERT_TRUE(llm.ok()) << llm.status().ToString();
+  LlmRequest r;
+  r.prompt = "x = ";
+  r.sampling.temperature = 0.7f;
+  r.sampling.seed = 5;
+  r.sampling.max_tokens = 64;
+  r.sampling.structured.kind = StructuredOutput::Kind::kRegex;
+  r.sampling.structured.text = "\\[[0-9], [0-9]\\]";
+  auto out = (*llm)->Generate(r);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->finish_reason, FinishReason::kStop);
+  ASSERT_EQ(out->text.size(), 6u) << out->text;
+  EXPECT_EQ(out->text[0], '[');
+  EXPECT_EQ(out->text.substr(2, 2), ", ");
+  EXPECT_EQ(out->text[5], ']');
+  r.sampling.structured.kind = StructuredOutput::Kind::kJsonSchema;
+  r.sampling.structured.text = R"({"type":"object","dependentRequired":{}})";
+  auto bad = (*llm)->Submit(r);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument);
 }
 
 }  // namespace

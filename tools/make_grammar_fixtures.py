@@ -267,6 +267,11 @@ def json_cases():
                   {"type": "object", "additionalProperties": {"type": "integer"},
                    "minProperties": 1, "maxProperties": 2}, {},
                   [{}, {"a": 1}, {"a": 1, "b": 2}, {"a": 1, "b": 2, "c": 3}, {"a": "x"}], False))
+    cases.append(("map with key names",
+                  {"type": "object", "additionalProperties": {"type": "boolean"},
+                   "propertyNames": {"pattern": "^[a-z]{1,3}$"}}, {},
+                  [{}, {"a": True}, {"abc": False, "b": True}, {"abcd": True}, {"A": True},
+                   {"a": 1}], False))
     cases.append(("properties and counts",
                   {"type": "object", "properties": {"id": {"type": "integer"}},
                    "required": ["id"], "additionalProperties": {"type": "boolean"},

@@ -6,6 +6,9 @@
 //   auto stream = (*llm)->Submit({.prompt = "Once upon a time", .sampling = {.max_tokens = 32}});
 //   while (auto chunk = (*stream)->Next()) std::cout << chunk->text;
 //
+// Structured output (JSON Schema, JSON object, GBNF, regex) is a field of the request's
+// sampling parameters, SamplingParams::structured; Submit refuses one that does not compile.
+//
 // Thread-safe: any thread may Submit, Cancel or read a stream. Requests share one continuous
 // batch (paged KV, prefix caching, preemption) on the chosen device.
 #pragma once

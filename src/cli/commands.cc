@@ -29,6 +29,7 @@ void RegisterCommands(CLI::App& app) {
   RegisterMakeModel(app);
   RegisterBenchMatMul(app);
   RegisterBenchGpu(app);
+  RegisterBenchGrammar(app);
   RegisterInfo(app);
 }
 

@@ -29,5 +29,6 @@ void RegisterServe(CLI::App& app);
 void RegisterMakeModel(CLI::App& app);
 void RegisterBenchMatMul(CLI::App& app);
 void RegisterBenchGpu(CLI::App& app);
+void RegisterBenchGrammar(CLI::App& app);
 
 }  // namespace jisu::cli

@@ -7,15 +7,12 @@
 
 #include "format/json_util.h"
 #include "grammar/json_rules.h"
+#include "grammar/json_schema_internal.h"
+#include "grammar/json_schema_scalars.h"
 
 namespace jisu::grammar {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-const std::set<std::string> kAnnotations = {"title",    "description", "default",  "examples",
-                                            "$schema",  "$id",         "$comment", "deprecated",
-                                            "readOnly", "writeOnly"};
 const std::set<std::string> kKeywords = {"type",
                                          "properties",
                                          "required",
@@ -42,10 +39,8 @@ const std::set<std::string> kKeywords = {"type",
                                          "exclusiveMaximum",
                                          "nullable",
                                          "minProperties",
+                                         "propertyNames",
                                          "maxProperties"};
-const std::set<std::string> kTypes = {"object",  "array",   "string", "number",
-                                      "integer", "boolean", "null"};
-constexpr int kMaxDepth = 128;
 
 std::string Sanitize(std::string_view s) {
   std::string out;
@@ -76,18 +71,6 @@ std::string PointerPart(std::string_view key) {
   return out;
 }
 
-// The schema without the keys that only annotate or hold definitions.
-Json Constraints(const Json& s, std::initializer_list<const char*> also_drop = {}) {
-  Json out = Json::object();
-  for (auto it = s.begin(); it != s.end(); ++it) {
-    if (kAnnotations.count(it.key()) || it.key() == "$defs" || it.key() == "definitions") continue;
-    bool drop = false;
-    for (const char* d : also_drop) drop |= it.key() == d;
-    if (!drop) out[it.key()] = it.value();
-  }
-  return out;
-}
-
 class SchemaConverter {
  public:
   SchemaConverter(const Json& root, const JsonSchemaOptions& options)
@@ -109,7 +92,7 @@ class SchemaConverter {
   };
 
   static Status Bad(const std::string& ptr, const std::string& what) {
-    return Status::InvalidArgument("json_schema at " + ptr + ": " + what);
+    return SchemaError(ptr, what);
   }
   // Errors from the JSON rules (ranges, formats, patterns) with the place they came from.
   static Result<Expr> At(const std::string& ptr, Result<Expr> r) {
@@ -126,8 +109,8 @@ class SchemaConverter {
 
   Result<Expr> Convert(const Json& s, const std::string& ptr, const std::string& name) {
     DepthGuard guard(&depth_);
-    if (depth_ > kMaxDepth)
-      return Bad(ptr, "schemas nest deeper than " + std::to_string(kMaxDepth));
+    if (depth_ > kMaxSchemaDepth)
+      return Bad(ptr, "schemas nest deeper than " + std::to_string(kMaxSchemaDepth));
     if (s.is_boolean()) {
       if (s.get<bool>()) return rules_.Value();
       return Bad(ptr, "the schema false matches nothing");
@@ -145,7 +128,11 @@ class SchemaConverter {
       return Convert(both, ptr, name);
     }
     if (s.contains("allOf")) {
-      JISU_ASSIGN_OR_RETURN(Json merged, MergeAllOf(s, ptr));
+      JISU_ASSIGN_OR_RETURN(
+          Json merged,
+          MergeAllOf(
+              s, ptr, [this](const std::string& r, const std::string& p) { return Resolve(r, p); },
+              depth_));
       return Convert(merged, ptr, name);
     }
     if (s.contains("anyOf") || s.contains("oneOf")) {
@@ -166,7 +153,7 @@ class SchemaConverter {
       }
       return Expr::Alt(std::move(alts));
     }
-    if (s.contains("enum") || s.contains("const")) return EnumExpr(s, ptr);
+    if (s.contains("enum") || s.contains("const")) return EnumExpr(s, ptr, &rules_);
     JISU_ASSIGN_OR_RETURN(std::vector<std::string> types, TypesOf(s, ptr));
     std::vector<Expr> alts;
     bool has_null = false;
@@ -182,132 +169,16 @@ class SchemaConverter {
     return Expr::Alt(std::move(alts));
   }
 
-  static bool Nullable(const Json& s) {
-    auto it = s.find("nullable");
-    return it != s.end() && it->is_boolean() && it->get<bool>();
-  }
-
-  Result<std::vector<std::string>> TypesOf(const Json& s, const std::string& ptr) {
-    if (s.contains("nullable") && !s["nullable"].is_boolean())
-      return Bad(ptr, "nullable must be a boolean");
-    std::vector<std::string> types;
-    if (s.contains("type")) {
-      const Json& t = s["type"];
-      if (t.is_string()) {
-        types.push_back(t.get<std::string>());
-      } else if (t.is_array() && !t.empty()) {
-        for (const Json& e : t) {
-          if (!e.is_string()) return Bad(ptr, "type must be a string or an array of strings");
-          types.push_back(e.get<std::string>());
-        }
-      } else {
-        return Bad(ptr, "type must be a string or a non-empty array of strings");
-      }
-      for (const std::string& ty : types) {
-        if (!kTypes.count(ty)) return Bad(ptr, "unknown type '" + ty + "'");
-      }
-      return types;
-    }
-    auto any_of = [&](std::initializer_list<const char*> keys) {
-      for (const char* k : keys) {
-        if (s.contains(k)) return true;
-      }
-      return false;
-    };
-    if (any_of(
-            {"properties", "required", "additionalProperties", "minProperties", "maxProperties"})) {
-      types.push_back("object");
-    }
-    if (any_of({"items", "prefixItems", "minItems", "maxItems"})) types.push_back("array");
-    if (any_of({"minLength", "maxLength", "pattern", "format"})) types.push_back("string");
-    if (any_of({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})) {
-      types.push_back("number");
-    }
-    if (types.empty()) types.push_back("any");
-    return types;
-  }
-
   Result<Expr> TypeExpr(const std::string& t, const Json& s, const std::string& ptr,
                         const std::string& name) {
     if (t == "any") return rules_.Value();
     if (t == "object") return ObjectExpr(s, ptr, name);
     if (t == "array") return ArrayExpr(s, ptr, name);
-    if (t == "string") return StringExpr(s, ptr);
-    if (t == "integer") return IntegerExpr(s, ptr);
-    if (t == "number") return NumberExpr(s, ptr);
+    if (t == "string") return StringExpr(s, ptr, &rules_);
+    if (t == "integer") return IntegerExpr(s, ptr, &rules_);
+    if (t == "number") return NumberExpr(s, ptr, &rules_);
     if (t == "boolean") return rules_.Boolean();
     return rules_.Null();
-  }
-
-  static bool Matches(const Json& v, const std::string& type) {
-    if (type == "object") return v.is_object();
-    if (type == "array") return v.is_array();
-    if (type == "string") return v.is_string();
-    if (type == "integer") {
-      return v.is_number_integer() ||
-             (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
-    }
-    if (type == "number") return v.is_number();
-    if (type == "boolean") return v.is_boolean();
-    return v.is_null();
-  }
-
-  Result<Expr> EnumExpr(const Json& s, const std::string& ptr) {
-    Json rest = Constraints(s, {"enum", "const", "type", "nullable"});
-    if (!rest.empty()) {
-      return Bad(ptr, "enum/const together with '" + rest.begin().key() + "' is not supported");
-    }
-    std::vector<Json> values;
-    if (s.contains("const")) {
-      values.push_back(s["const"]);
-      if (s.contains("enum") &&
-          (!s["enum"].is_array() ||
-           std::find(s["enum"].begin(), s["enum"].end(), s["const"]) == s["enum"].end())) {
-        return Bad(ptr, "const is not one of enum");
-      }
-    } else {
-      if (!s["enum"].is_array() || s["enum"].empty())
-        return Bad(ptr, "enum must be a non-empty array");
-      for (const Json& v : s["enum"]) values.push_back(v);
-    }
-    std::vector<std::string> types;
-    if (s.contains("type")) {
-      JISU_ASSIGN_OR_RETURN(types, TypesOf(s, ptr));
-      if (Nullable(s)) types.push_back("null");
-    }
-    std::vector<Expr> alts;
-    for (const Json& v : values) {
-      bool ok = types.empty();
-      for (const std::string& t : types) ok |= Matches(v, t);
-      if (!ok) continue;
-      JISU_ASSIGN_OR_RETURN(Expr e, ConstExpr(v));
-      alts.push_back(std::move(e));
-    }
-    if (Nullable(s) && types.empty()) alts.push_back(Expr::Literal("null"));
-    if (alts.empty()) return Bad(ptr, "no enum/const value has the schema's type");
-    return Expr::Alt(std::move(alts));
-  }
-
-  // One JSON value exactly, with the usual whitespace allowed inside objects and arrays.
-  Result<Expr> ConstExpr(const Json& v) {
-    if (!v.is_object() && !v.is_array()) return Expr::Literal(v.dump());
-    JISU_ASSIGN_OR_RETURN(Expr ws, rules_.Ws());
-    const bool obj = v.is_object();
-    std::vector<Expr> seq = {Expr::Literal(obj ? "{" : "["), ws};
-    bool first = true;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (!first) seq.push_back(Expr::Seq({ws, Expr::Literal(","), ws}));
-      first = false;
-      if (obj) {
-        seq.push_back(Expr::Literal(Json(it.key()).dump()));
-        seq.push_back(Expr::Seq({ws, Expr::Literal(":"), ws}));
-      }
-      JISU_ASSIGN_OR_RETURN(Expr e, ConstExpr(it.value()));
-      seq.push_back(std::move(e));
-    }
-    if (!v.empty()) seq.push_back(ws);
-    seq.push_back(Expr::Literal(obj ? "}" : "]"));
-    return Expr::Seq(std::move(seq));
   }
 
   Result<Expr> RefExpr(const Json& ref, const std::string& ptr) {
@@ -357,136 +228,28 @@ class SchemaConverter {
     return cur;
   }
 
-  // allOf: the branches (references resolved) merged into one schema with the siblings.
-  Result<Json> MergeAllOf(const Json& s, const std::string& ptr) {
-    DepthGuard guard(&depth_);
-    if (depth_ > kMaxDepth)
-      return Bad(ptr, "allOf/$ref nest deeper than " + std::to_string(kMaxDepth));
-    const Json& branches = s["allOf"];
-    if (!branches.is_array() || branches.empty())
-      return Bad(ptr, "allOf must be a non-empty array");
-    Json out = Constraints(s, {"allOf"});
-    std::optional<std::set<std::string>> allowed;  // keys permitted by additionalProperties: false
-    auto restrict = [&](const Json& b) {
-      auto ap = b.find("additionalProperties");
-      if (ap == b.end() || !ap->is_boolean() || ap->get<bool>()) return;
-      std::set<std::string> keys;
-      if (b.contains("properties") && b["properties"].is_object()) {
-        for (auto it = b["properties"].begin(); it != b["properties"].end(); ++it)
-          keys.insert(it.key());
-      }
-      if (!allowed) {
-        allowed = keys;
-      } else {
-        std::set<std::string> both;
-        for (const std::string& k : keys) {
-          if (allowed->count(k)) both.insert(k);
-        }
-        allowed = both;
-      }
-    };
-    restrict(out);
-    for (size_t i = 0; i < branches.size(); ++i) {
-      const std::string p = ptr + "/allOf/" + std::to_string(i);
-      Json b = branches[i];
-      if (b.is_boolean()) {
-        if (b.get<bool>()) continue;
-        return Bad(p, "the schema false matches nothing");
-      }
-      if (!b.is_object()) return Bad(p, "a schema must be an object or a boolean");
-      if (b.contains("$ref")) {
-        JISU_ASSIGN_OR_RETURN(
-            const Json* target,
-            Resolve(b["$ref"].is_string() ? b["$ref"].get<std::string>() : "", p));
-        Json rest = Constraints(b, {"$ref"});
-        b = Json{{"allOf", rest.empty() ? Json::array({*target}) : Json::array({*target, rest})}};
-      }
-      if (b.contains("allOf")) {
-        JISU_ASSIGN_OR_RETURN(b, MergeAllOf(b, p));
-      }
-      restrict(b);
-      JISU_RETURN_IF_ERROR(MergeInto(&out, b, p));
-    }
-    if (allowed) {
-      if (out.contains("properties")) {
-        Json kept = Json::object();
-        for (auto it = out["properties"].begin(); it != out["properties"].end(); ++it) {
-          if (allowed->count(it.key())) kept[it.key()] = it.value();
-        }
-        out["properties"] = kept;
-      }
-      if (out.contains("required")) {
-        for (const Json& k : out["required"]) {
-          if (k.is_string() && !allowed->count(k.get<std::string>())) {
-            return Bad(ptr, "allOf: required property '" + k.get<std::string>() +
-                                "' is excluded by additionalProperties: false in another branch");
-          }
-        }
-      }
-      out["additionalProperties"] = false;
-    }
-    return out;
-  }
-
-  Status MergeInto(Json* dst, const Json& src, const std::string& ptr) {
-    for (auto it = src.begin(); it != src.end(); ++it) {
-      const std::string& key = it.key();
-      const Json& v = it.value();
-      if (kAnnotations.count(key)) continue;
-      if (!dst->contains(key)) {
-        (*dst)[key] = v;
-        continue;
-      }
-      Json& d = (*dst)[key];
-      if (d == v) continue;
-      if (key == "properties" && d.is_object() && v.is_object()) {
-        for (auto p = v.begin(); p != v.end(); ++p) {
-          if (!d.contains(p.key())) {
-            d[p.key()] = p.value();
-          } else if (d[p.key()] != p.value()) {
-            d[p.key()] = Json{{"allOf", Json::array({d[p.key()], p.value()})}};
-          }
-        }
-      } else if ((key == "required") && d.is_array() && v.is_array()) {
-        for (const Json& k : v) {
-          if (std::find(d.begin(), d.end(), k) == d.end()) d.push_back(k);
-        }
-      } else if ((key == "$defs" || key == "definitions") && d.is_object() && v.is_object()) {
-        for (auto p = v.begin(); p != v.end(); ++p) d[p.key()] = p.value();
-      } else if (key == "type") {
-        auto as_set = [](const Json& t) {
-          std::vector<Json> out;
-          if (t.is_array()) {
-            for (const Json& e : t) out.push_back(e);
-          } else {
-            out.push_back(t);
-          }
-          return out;
-        };
-        Json both = Json::array();
-        for (const Json& a : as_set(d)) {
-          for (const Json& b : as_set(v)) {
-            if (a == b || (a == "number" && b == "integer")) both.push_back(b);
-            if (a == "integer" && b == "number") both.push_back(a);
-          }
-        }
-        if (both.empty()) return Bad(ptr, "allOf: the branches' types have nothing in common");
-        d = both.size() == 1 ? both[0] : both;
-      } else if ((key == "minLength" || key == "minItems" || key == "minimum" ||
-                  key == "exclusiveMinimum") &&
-                 d.is_number() && v.is_number()) {
-        if (v.get<double>() > d.get<double>()) d = v;
-      } else if ((key == "maxLength" || key == "maxItems" || key == "maximum" ||
-                  key == "exclusiveMaximum") &&
-                 d.is_number() && v.is_number()) {
-        if (v.get<double>() < d.get<double>()) d = v;
-      } else if (key == "additionalProperties" && (d == false || v == false)) {
-        d = false;
-      } else {
-        return Bad(ptr, "allOf: the branches disagree on '" + key + "' (not supported)");
+  // The key of an extra member: not one of the declared `keys`; with propertyNames (only
+  // where nothing is declared: excluding keys from a pattern is not supported), a string of
+  // that schema (length, pattern, format, enum).
+  Result<Expr> KeyExpr(const Json& s, const std::string& ptr, const std::vector<std::string>& keys,
+                       const std::string& name) {
+    if (!s.contains("propertyNames")) return rules_.KeyNotIn(keys, name);
+    const std::string p = ptr + "/propertyNames";
+    if (!keys.empty()) return Bad(p, "propertyNames together with properties is not supported");
+    const Json& names = s["propertyNames"];
+    if (!names.is_object()) return Bad(p, "propertyNames must be a schema object");
+    for (auto it = names.begin(); it != names.end(); ++it) {
+      const std::string& k = it.key();
+      if (k != "type" && k != "minLength" && k != "maxLength" && k != "pattern" && k != "format" &&
+          k != "enum" && k != "const" && !kAnnotations.count(k)) {
+        return Bad(p, "keyword '" + k + "' is not supported in propertyNames");
       }
     }
-    return Status::Ok();
+    if (names.contains("type") && names["type"] != "string") {
+      return Bad(p, "propertyNames must describe strings");
+    }
+    if (names.contains("enum") || names.contains("const")) return EnumExpr(names, p, &rules_);
+    return StringExpr(names, p, &rules_);
   }
 
   // Object with named properties in the schema's order. Members are chained so optional ones
@@ -550,7 +313,7 @@ class SchemaConverter {
     if (additional) {
       std::vector<std::string> keys;
       for (auto& [key, unused] : props) keys.push_back(key);
-      JISU_ASSIGN_OR_RETURN(Expr key, rules_.KeyNotIn(keys, name));
+      JISU_ASSIGN_OR_RETURN(Expr key, KeyExpr(s, ptr, keys, name));
       JISU_ASSIGN_OR_RETURN(Expr v,
                             Convert(*additional, ptr + "/additionalProperties", name + "-extra"));
       JISU_ASSIGN_OR_RETURN(v, AsRef(std::move(v), name + "-extra"));
@@ -613,19 +376,6 @@ class SchemaConverter {
     return Expr::Ref(rule);
   }
 
-  Result<uint32_t> Count(const Json& s, const char* key, const std::string& ptr, uint32_t def) {
-    if (!s.contains(key)) return def;
-    const Json& v = s[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < 0)
-      return Bad(ptr, std::string(key) + " must be a non-negative integer");
-    if (v.get<int64_t>() > Grammar::kMaxRepeat) {
-      return Bad(ptr, std::string(key) + " above " + std::to_string(Grammar::kMaxRepeat) +
-                          " is not supported");
-    }
-    return static_cast<uint32_t>(v.get<int64_t>());
-  }
-
-  // (sep item){lo, hi} after a first element.
   static Expr Tail(const Expr& comma, const Expr& item, uint32_t lo, uint32_t hi) {
     return Expr::Repeat(Expr::Seq({comma, item}), lo, hi);
   }
@@ -693,90 +443,6 @@ class SchemaConverter {
     seq.push_back(Expr::Literal("]"));
     g_.SetBody(rule, Expr::Seq(std::move(seq)));
     return Expr::Ref(rule);
-  }
-
-  Result<Expr> StringExpr(const Json& s, const std::string& ptr) {
-    const bool length = s.contains("minLength") || s.contains("maxLength");
-    const int kinds = int(length) + int(s.contains("pattern")) + int(s.contains("format"));
-    if (kinds > 1)
-      return Bad(ptr, "combining minLength/maxLength, pattern and format is not supported");
-    if (s.contains("pattern")) {
-      if (!s["pattern"].is_string()) return Bad(ptr, "pattern must be a string");
-      return At(ptr + "/pattern", rules_.StringPattern(s["pattern"].get<std::string>()));
-    }
-    if (s.contains("format")) {
-      if (!s["format"].is_string()) return Bad(ptr, "format must be a string");
-      return At(ptr, rules_.StringFormat(s["format"].get<std::string>()));
-    }
-    if (length) {
-      JISU_ASSIGN_OR_RETURN(uint32_t lo, Count(s, "minLength", ptr, 0));
-      JISU_ASSIGN_OR_RETURN(uint32_t hi, Count(s, "maxLength", ptr, kUnbounded));
-      if (lo > hi) return Bad(ptr, "minLength is above maxLength");
-      return At(ptr, rules_.StringOfLength(lo, hi));
-    }
-    return rules_.String();
-  }
-
-  Result<std::optional<double>> Bound(const Json& s, const char* key, const std::string& ptr) {
-    if (!s.contains(key)) return std::optional<double>();
-    const Json& v = s[key];
-    if (!v.is_number()) return Bad(ptr, std::string(key) + " must be a number");
-    const double d = v.get<double>();
-    if (!(std::fabs(d) <= static_cast<double>(JsonRules::kMaxBound))) {
-      return Bad(ptr, std::string(key) + " beyond +-10^15 is not supported");
-    }
-    return std::optional<double>(d);
-  }
-
-  Result<Expr> IntegerExpr(const Json& s, const std::string& ptr) {
-    JISU_ASSIGN_OR_RETURN(auto min, Bound(s, "minimum", ptr));
-    JISU_ASSIGN_OR_RETURN(auto max, Bound(s, "maximum", ptr));
-    std::optional<int64_t> lo, hi;
-    if (min) lo = static_cast<int64_t>(std::ceil(*min));
-    if (max) hi = static_cast<int64_t>(std::floor(*max));
-    for (const char* key : {"exclusiveMinimum", "exclusiveMaximum"}) {
-      if (!s.contains(key)) continue;
-      const bool is_min = key[9] == 'M' && key[10] == 'i';
-      if (s[key].is_boolean()) {  // draft 4: the bound itself is excluded
-        if (!s[key].get<bool>()) continue;
-        if (is_min && min) lo = static_cast<int64_t>(std::floor(*min)) + 1;
-        if (!is_min && max) hi = static_cast<int64_t>(std::ceil(*max)) - 1;
-        continue;
-      }
-      JISU_ASSIGN_OR_RETURN(auto b, Bound(s, key, ptr));
-      if (is_min) {
-        const int64_t v = static_cast<int64_t>(std::floor(*b)) + 1;
-        lo = lo ? std::max(*lo, v) : v;
-      } else {
-        const int64_t v = static_cast<int64_t>(std::ceil(*b)) - 1;
-        hi = hi ? std::min(*hi, v) : v;
-      }
-    }
-    if (!lo && !hi) return rules_.Integer();
-    if (lo && hi && *lo > *hi) return Bad(ptr, "no integer lies between minimum and maximum");
-    return At(ptr, rules_.IntegerRange(lo, hi));
-  }
-
-  Result<Expr> NumberExpr(const Json& s, const std::string& ptr) {
-    if (s.contains("exclusiveMinimum") || s.contains("exclusiveMaximum")) {
-      return Bad(
-          ptr,
-          "exclusiveMinimum/exclusiveMaximum on numbers are not supported (on integers they are)");
-    }
-    JISU_ASSIGN_OR_RETURN(auto min, Bound(s, "minimum", ptr));
-    JISU_ASSIGN_OR_RETURN(auto max, Bound(s, "maximum", ptr));
-    if (!min && !max) return rules_.Number();
-    for (auto b : {min, max}) {
-      if (b && std::floor(*b) != *b) {
-        return Bad(
-            ptr,
-            "minimum/maximum on numbers must be integers (non-integer bounds are not supported)");
-      }
-    }
-    std::optional<int64_t> lo, hi;
-    if (min) lo = static_cast<int64_t>(*min);
-    if (max) hi = static_cast<int64_t>(*max);
-    return At(ptr, rules_.NumberRange(lo, hi));
   }
 
   const Json& root_;

@@ -1,7 +1,8 @@
 // JSON Schema -> grammar IR: the grammar's strings are JSON texts valid against the schema.
 //
 // Supported: type (object, array, string, number, integer, boolean, null, and arrays of types),
-// properties / required / additionalProperties / minProperties / maxProperties, items / prefixItems
+// properties / required / additionalProperties / minProperties / maxProperties, propertyNames
+// (the keys of a map: length, pattern, format or enum), items / prefixItems
 // / minItems / maxItems, enum, const, anyOf / oneOf (as alternatives), allOf (object schemas
 // merged), $ref to "#" or
 // "#/..." ($defs, definitions, any local pointer; recursion allowed), minLength / maxLength,

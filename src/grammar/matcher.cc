@@ -182,7 +182,9 @@ void GrammarMatcher::FillMask(uint32_t* mask) {
     for (const auto& [id, bytes] : v.first_overrides()) {
       if (id < 0 || id >= v.size()) continue;
       mask[id >> 5] &= ~(1u << (id & 31));
-      if (StackAccepts(cur_.tops, bytes)) mask[id >> 5] |= 1u << (id & 31);
+      // A token that adds nothing as the first one (SentencePiece's lone "▁") is refused: it
+      // would leave the output where it was.
+      if (!bytes.empty() && StackAccepts(cur_.tops, bytes)) mask[id >> 5] |= 1u << (id & 31);
     }
   }
   if (cur_.complete) {

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 
+#include "grammar/program_analysis.h"
 #include "grammar/utf8_sequences.h"
 
 namespace jisu::grammar {
@@ -29,8 +30,7 @@ class ProgramBuilder {
       const Expr* body = pending_[r];
       JISU_RETURN_IF_ERROR(LowerRule(static_cast<uint32_t>(r), *body));
     }
-    JISU_RETURN_IF_ERROR(Check());
-    ComputeFollow();
+    JISU_RETURN_IF_ERROR(AnalyzeProgram(&p_));
     return std::move(p_);
   }
 
@@ -253,163 +253,8 @@ class ProgramBuilder {
     return Status::Ok();
   }
 
-  // Nullable and productive rules by fixpoint; then left recursion as a cycle of "may start
-  // with" edges (a reference preceded only by nullable references).
-  Status Check() {
-    const size_t n = p_.rule_alts_.size();
-    std::vector<char> nullable(n, 0), productive(n, 0);
-    auto alt_states = [&](uint32_t start) {
-      uint32_t end = start;
-      while (p_.states_[end].kind != StateKind::kEnd) ++end;
-      return std::pair<uint32_t, uint32_t>{start, end};
-    };
-    auto match_empty = [&](uint32_t s) {
-      const ProgramState& st = p_.states_[s];
-      const auto& bits = p_.byte_sets_[st.byte_set];
-      return st.trans_begin == st.trans_end && !(bits[0] | bits[1] | bits[2] | bits[3]);
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t r = 0; r < n; ++r) {
-        for (uint32_t a : p_.alternatives(r)) {
-          auto [b, e] = alt_states(a);
-          bool all_null = true, all_prod = true;
-          for (uint32_t s = b; s < e; ++s) {
-            const ProgramState& st = p_.states_[s];
-            if (st.kind == StateKind::kMatch) {
-              all_null = false;
-              if (match_empty(s)) all_prod = false;
-            } else {
-              all_null &= nullable[st.rule] != 0;
-              all_prod &= productive[st.rule] != 0;
-            }
-          }
-          if (all_null && !nullable[r]) nullable[r] = 1, changed = true;
-          if (all_prod && !productive[r]) productive[r] = 1, changed = true;
-        }
-      }
-    }
-    nullable_ = nullable;
-    if (!productive[p_.root_]) {
-      return Status::InvalidArgument("the grammar cannot produce any complete string from '" +
-                                     p_.rule_names_[p_.root_] + "'");
-    }
-    std::vector<std::vector<uint32_t>> edges(n);
-    for (uint32_t r = 0; r < n; ++r) {
-      for (uint32_t a : p_.alternatives(r)) {
-        auto [b, e] = alt_states(a);
-        for (uint32_t s = b; s < e; ++s) {
-          const ProgramState& st = p_.states_[s];
-          if (st.kind == StateKind::kMatch) break;
-          edges[r].push_back(st.rule);
-          if (!nullable[st.rule]) break;
-        }
-      }
-    }
-    // Iterative DFS; color 1 = on the path.
-    std::vector<char> color(n, 0);
-    std::vector<std::pair<uint32_t, size_t>> stack;
-    for (uint32_t start = 0; start < n; ++start) {
-      if (color[start]) continue;
-      stack.push_back({start, 0});
-      color[start] = 1;
-      while (!stack.empty()) {
-        auto& [r, i] = stack.back();
-        if (i == edges[r].size()) {
-          color[r] = 2;
-          stack.pop_back();
-          continue;
-        }
-        const uint32_t t = edges[r][i++];
-        if (color[t] == 1) {
-          std::string path;
-          bool on = false;
-          for (auto& [q, unused] : stack) {
-            if (q == t) on = true;
-            if (on) path += p_.rule_names_[q] + " -> ";
-          }
-          path += p_.rule_names_[t];
-          return Status::InvalidArgument(
-              "rule '" + p_.rule_names_[t] + "' is left-recursive (" + path +
-              "), or repeats something that can match the empty string; the matcher needs "
-              "right recursion: write `a ::= a b | c` as `a ::= c b*`");
-        }
-        if (color[t] == 0) {
-          color[t] = 1;
-          stack.push_back({t, 0});
-        }
-      }
-    }
-    return Status::Ok();
-  }
-
-  using Bytes = std::array<uint64_t, 4>;
-  static bool Or(Bytes* dst, const Bytes& src) {
-    bool changed = false;
-    for (int i = 0; i < 4; ++i) {
-      const uint64_t v = (*dst)[i] | src[i];
-      changed |= v != (*dst)[i];
-      (*dst)[i] = v;
-    }
-    return changed;
-  }
-  // First bytes of kMatch state s's element.
-  Bytes MatchFirst(uint32_t s) const {
-    Bytes b = p_.byte_sets_[p_.states_[s].byte_set];
-    for (const ByteTransition& t : p_.transitions(s)) {
-      for (int c = t.lo; c <= t.hi; ++c) b[c >> 6] |= uint64_t{1} << (c & 63);
-    }
-    return b;
-  }
-  // FIRST of the states from s to its alternative's end into `out`; true if they can all be
-  // empty.
-  bool SeqFirst(uint32_t s, const std::vector<Bytes>& first, Bytes* out) const {
-    for (;; ++s) {
-      const ProgramState& st = p_.states_[s];
-      if (st.kind == StateKind::kEnd) return true;
-      if (st.kind == StateKind::kMatch) {
-        Or(out, MatchFirst(s));
-        return false;
-      }
-      Or(out, first[st.rule]);
-      if (!nullable_[st.rule]) return false;
-    }
-  }
-  // FIRST and FOLLOW byte sets by fixpoint (the root is followed by nothing).
-  void ComputeFollow() {
-    const size_t n = p_.rule_alts_.size();
-    std::vector<Bytes> first(n, Bytes{});
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t r = 0; r < n; ++r) {
-        for (uint32_t a : p_.alternatives(r)) {
-          Bytes b{};
-          SeqFirst(a, first, &b);
-          changed |= Or(&first[r], b);
-        }
-      }
-    }
-    p_.follow_.assign(n, Bytes{});
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t r = 0; r < n; ++r) {
-        for (uint32_t a : p_.alternatives(r)) {
-          for (uint32_t s = a; p_.states_[s].kind != StateKind::kEnd; ++s) {
-            if (p_.states_[s].kind != StateKind::kRef) continue;
-            const uint32_t q = p_.states_[s].rule;
-            Bytes f{};
-            const bool rest_nullable = SeqFirst(s + 1, first, &f);
-            if (rest_nullable) Or(&f, p_.follow_[r]);
-            changed |= Or(&p_.follow_[q], f);
-          }
-        }
-      }
-    }
-  }
-
   const Grammar& g_;
   Program p_;
-  std::vector<char> nullable_;
   std::vector<const Expr*> pending_;
   std::vector<std::unique_ptr<Expr>> owned_;
   std::map<std::array<uint64_t, 4>, uint32_t> byte_set_index_;

@@ -73,6 +73,7 @@ class Program {
 
  private:
   friend class ProgramBuilder;
+  friend class ProgramAnalyzer;
   std::vector<ProgramState> states_;
   std::vector<std::array<uint64_t, 4>> byte_sets_;
   std::vector<ByteTransition> transitions_;
