@@ -75,7 +75,7 @@ def sigterm_under_load(name, drain_timeout, n, tokens, reference=True):
         wait_in_flight(server, n)
         t_signal = time.time()
         server.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.2)  # the signal thread starts the drain
+        time.sleep(0.1)  # the signal thread starts the drain
         try:
             health = urllib.request.urlopen(server.url("/health"), timeout=10).status
         except urllib.error.HTTPError as e:
@@ -95,7 +95,7 @@ def sigterm_under_load(name, drain_timeout, n, tokens, reference=True):
 
 
 def scenario_sigterm_drain_completes():
-    n, tokens = 16, 128
+    n, tokens = 16, 384
     outcomes, expected, late, rc, seconds, server = sigterm_under_load(
         "sigterm_drain", drain_timeout=60, n=n, tokens=tokens)
     counts = tally(outcomes, expected)
