@@ -49,6 +49,12 @@ class FaultyBackend final : public ForwardBackend {
     return inner_->Forward(batch, logits);
   }
 
+  // The sizes of the failed batches, read under the lock (written on the engine's thread).
+  std::vector<int64_t> FailedBatchSizes() {
+    std::lock_guard<std::mutex> lock(mu);
+    return failed_batch_sizes;
+  }
+
   std::atomic<int64_t> calls{0};
   std::mutex mu;
   std::vector<int64_t> failed_batch_sizes;
@@ -195,8 +201,9 @@ TEST_F(BackendFailureTest, FailedStepErrorsItsRequestsOthersFinishEngineKeepsSer
     Tally t = RunAll(*engine, kRequests, reference, &Greedy);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ASSERT_EQ(backend->failed_batch_sizes.size(), 1u);
-    const int64_t failed = backend->failed_batch_sizes[0];
+    const std::vector<int64_t> failed_batches = backend->FailedBatchSizes();
+    ASSERT_EQ(failed_batches.size(), 1u);
+    const int64_t failed = failed_batches[0];
     std::printf(
         "  [backend_failure at call %lld] completed %d, errored %d (batch of %lld), lost %d, "
         "corrupted %d; %.1fs\n",
@@ -276,7 +283,7 @@ TEST_F(BackendFailureTest, ServerAnswersErrorsForTheFailedStepAndStaysHealthy) {
   b.join();
   ASSERT_TRUE(plain.has_value());
   ASSERT_TRUE(streamed.has_value());
-  ASSERT_EQ(backend->failed_batch_sizes.size(), 1u);
+  ASSERT_EQ(backend->FailedBatchSizes().size(), 1u);
   EXPECT_EQ(plain->status, 500) << plain->body;
   const auto err = nlohmann::json::parse(plain->body)["error"];
   EXPECT_EQ(err["type"], "server_error");

@@ -3,11 +3,11 @@
 (fault_util.py says what those are), asserts both are 0, and asserts the server is healthy
 afterwards (/health 200, no KV block held, a normal request succeeds).
 
-  kv_storm          a KV pool of ~26 blocks and 32 concurrent greedy requests needing ~11x
-                    that: preemption loops; every output equals the one-pair-at-a-time run.
+  kv_storm          a KV pool of 20 blocks and 24 concurrent greedy requests needing ~7x
+                    that: preemption loops; every output equals the three-at-a-time run.
   disconnect_storm  1,000 clients drop their streams after the first event: each is cancelled.
-  runaway_template  a chat template that never ends, or would print gigabytes: 400 in bounded
-                    time, other requests unaffected.
+  runaway_template  a chat template that never ends, prints 256 MB or recurses forever: 400 in
+                    bounded time, other requests unaffected.
 
 SIGTERM under load is in test_faults_sigterm.py; slow readers and an injected backend failure
 are C++ tests (tests/slow_reader_test.cc, tests/backend_failure_test.cc): their seams (the write
@@ -86,7 +86,7 @@ async def drop_after_first_event(port, i, results):
         writer.write(head + body)
         await writer.drain()
         data = b""
-        while b"\n\n" not in data[data.find(b"data: "):] or b"data: " not in data:
+        while b"data: " not in data or b"\n\n" not in data[data.find(b"data: "):]:
             chunk = await asyncio.wait_for(reader.read(4096), 120)
             if not chunk:
                 break
