@@ -1,5 +1,5 @@
 // Slow readers (issue 37): clients that read a streamed answer 16 bytes a second, through raw
-// sockets with a small receive buffer, against the server in process (the write timeout is a
+// sockets with a 16 KiB receive buffer, against the server in process (the write timeout is a
 // ServerOptions field: 1 s here, 30 s by default, no CLI flag). What the server promises:
 // - A slow reader costs nothing but kernel socket memory: the engine generates its answer at
 //   full speed, the server writes it into the socket's send buffer (which Linux grows up to
@@ -10,8 +10,9 @@
 //   the write timeout, the write fails, the request is cancelled (every choice counted under
 //   finished_reason="cancelled") and its KV blocks freed; the client sees the stream end
 //   without "data: [DONE]", so it knows the answer was cut short.
-// - Normal clients are served meanwhile at their usual latency (bound: 3x their median alone,
-//   plus 0.5 s, for the engine's extra batch work).
+// - Normal clients are served meanwhile at their usual latency, give or take the engine's
+//   extra batch work (bound: 5x their median alone + 1 s; a server that made them wait for a
+//   slow reader would take the reader's minutes).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -21,7 +22,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -52,7 +55,11 @@ class RawClient {
  public:
   RawClient(int port, const std::string& body, const std::string& path = "/v1/completions") {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    const int rcvbuf = 1024;  // the kernel doubles it and rounds up to its minimum (~2.3 KiB)
+    // Small next to the answers (the kernel doubles it: 32 KiB), yet several segments: with
+    // 1 KiB (2.3 KiB granted) the open window stays under the sender's segment size (576 bytes
+    // here), silly-window avoidance holds the sender back, and the rest of a stream waits on
+    // zero-window probes backed off to 2 minutes, however fast the reader later reads.
+    const int rcvbuf = 16 << 10;
     setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     const timeval tv{30, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -75,20 +82,36 @@ class RawClient {
   bool ReadSome(size_t n) {
     char buf[4096];
     const ssize_t got = recv(fd_, buf, std::min(n, sizeof buf), 0);
-    if (got <= 0) return false;
+    if (got <= 0) {
+      end_ = got == 0 ? "EOF" : std::string("error: ") + std::strerror(errno);
+      return false;
+    }
     data_.append(buf, static_cast<size_t>(got));
     return true;
   }
   void ReadToEnd() {
+    // Drain what is buffered, then half-close: the FIN carries the now open receive window to
+    // the server's kernel. After a long zero window Linux may send no window update of its own
+    // (the opening is small next to the window last advertised), and the server's kernel would
+    // wait for its next zero-window probe, backed off to as much as 2 minutes.
+    char buf[4096];
+    for (ssize_t got; (got = recv(fd_, buf, sizeof buf, MSG_DONTWAIT)) > 0;) {
+      data_.append(buf, static_cast<size_t>(got));
+    }
+    shutdown(fd_, SHUT_WR);
     while (ReadSome(4096)) {
     }
   }
   const std::string& data() const { return data_; }
+  // How the last read ended: "EOF", or the error (a timeout after 30 s says the server neither
+  // sent nor closed).
+  const std::string& end() const { return end_; }
 
  private:
   int fd_ = -1;
   bool ok_ = false;
   std::string data_;
+  std::string end_;
 };
 
 // The text of the completion events in a raw chunked SSE response (each event is one chunk, so
@@ -210,7 +233,7 @@ TEST_F(SlowReaderTest, SlowReadersOfAnswersWithinTheSocketBuffersComplete) {
   for (int i = 0; i < kNormal; ++i) baseline.push_back(NormalRequest(i));
   std::sort(baseline.begin(), baseline.end());
   ASSERT_GT(baseline[0], 0);
-  const double bound = 3 * baseline[kNormal / 2] + 0.5;
+  const double bound = 5 * baseline[kNormal / 2] + 1.0;
   const std::string finished_length = "jisu:requests_finished_total{finished_reason=\"length\"}";
   const double length_before = MetricValue(Metrics(), finished_length);
 
@@ -238,6 +261,10 @@ TEST_F(SlowReaderTest, SlowReadersOfAnswersWithinTheSocketBuffersComplete) {
   for (auto& c : slow.clients) {
     const bool done = c->data().find("data: [DONE]") != std::string::npos;
     ++(done ? completed : lost);
+    if (!done) {
+      std::printf("  lost: %zu bytes, read ended by %s, tail %s\n", c->data().size(),
+                  c->end().c_str(), c->data().substr(c->data().size() - 60).c_str());
+    }
     corrupted += done && StreamText(c->data()) != expected;
   }
   std::sort(during.begin(), during.end());
