@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <limits>
 
@@ -384,6 +385,10 @@ void Engine::Step() {
       live_.erase(it);
       if (options_.drafter) options_.drafter->Forget(s.request_id);
     }
+    // Close the step: the scheduler expects ApplyStepOutput after each Schedule. Every request
+    // of the step was cancelled above, so there is nothing left to apply.
+    [[maybe_unused]] auto closed = scheduler_.ApplyStepOutput(StepOutput{});
+    assert(closed.ok() && closed->empty());
     return;
   }
   const double apply_start = Now();

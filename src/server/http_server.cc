@@ -26,6 +26,7 @@ struct HttpServer::Impl {
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
   std::atomic<int64_t> in_flight{0};
+  std::atomic<int64_t> queued_connections{0};  // accepted, waiting for a connection thread
   ServedModel served;
   std::unique_ptr<ChatTemplate> chat_template;
   GenerationContext ctx;
@@ -68,6 +69,26 @@ void WidenListenBacklog(int port, int backlog) {
   }
 }
 
+// cpp-httplib's thread pool, counting the connections accepted but not yet taken by a thread.
+// Once cpp-httplib stops listening it closes those unanswered (their requests sent, no reply),
+// so Shutdown keeps listening until they have been answered.
+class CountingPool final : public httplib::TaskQueue {
+ public:
+  CountingPool(size_t threads, std::atomic<int64_t>* queued) : pool_(threads), queued_(queued) {}
+  void enqueue(std::function<void()> fn) override {
+    queued_->fetch_add(1);
+    pool_.enqueue([queued = queued_, fn = std::move(fn)] {
+      queued->fetch_sub(1);
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  std::atomic<int64_t>* queued_;
+};
+
 }  // namespace
 
 Status ServerOptions::Validate() const {
@@ -104,7 +125,9 @@ void HttpServer::Install() {
   Impl* impl = impl_.get();
   httplib::Server& svr = *http_;
   const size_t threads = static_cast<size_t>(options_.max_connections);
-  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  svr.new_task_queue = [threads, impl] {
+    return new CountingPool(threads, &impl->queued_connections);
+  };
   svr.set_payload_max_length(options_.max_body_bytes);
   svr.set_read_timeout(options_.read_timeout_s, 0);
   svr.set_write_timeout(options_.write_timeout_s, 0);
@@ -152,6 +175,11 @@ void HttpServer::Install() {
       e.message = "HTTP error " + std::to_string(res.status);
     }
     res.set_content(e.ToJson().dump() + "\n", "application/json");
+  });
+  // While draining, every answer ends its connection: an idle keep-alive connection would
+  // hold Shutdown for the keep-alive timeout.
+  svr.set_post_routing_handler([impl](const httplib::Request&, httplib::Response& res) {
+    if (impl->draining) res.set_header("Connection", "close");
   });
   // Runs after the response was written, on the connection's thread.
   svr.set_logger([impl, max_body](const httplib::Request& req, const httplib::Response& res) {
@@ -266,15 +294,23 @@ Status HttpServer::SetReady(const ServedModel& served) {
 }
 
 void HttpServer::Shutdown(double drain_seconds) {
-  impl_->draining = true;
-  if (!http_) return;  // never started
-  http_->stop();       // closes the listening socket; connection threads run on
+  impl_->draining = true;  // new generation requests get 503, /health 503
+  if (!http_) return;      // never started
+  // Still listening through the drain: a connection that waits for a thread gets its 503 once
+  // one is free, where stopping first would close it unanswered.
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration<double>(std::max(0.0, drain_seconds));
   while (impl_->in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (impl_->ready && impl_->in_flight.load() > 0) impl_->live.CancelAll(impl_->served.engine);
+  // The cancelled requests are told at once, which frees their threads for the queued
+  // connections; a few seconds bound the wait should clients keep connecting.
+  const auto answered = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (impl_->queued_connections.load() > 0 && std::chrono::steady_clock::now() < answered) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  http_->stop();                               // closes the listening socket
   if (listener_.joinable()) listener_.join();  // joins the connection threads
 }
 

@@ -73,9 +73,10 @@ class HttpServer {
   // Makes the API available (/health turns 200). Parses the chat template once.
   Status SetReady(const ServedModel& served);
 
-  // Graceful stop: refuses new generation requests (503) and stops accepting connections,
-  // lets in-flight requests finish for up to `drain_seconds`, cancels the rest, and returns
-  // once every connection thread is done.
+  // Graceful stop: answers new generation requests 503 (Retry-After) while in-flight requests
+  // finish for up to `drain_seconds`, cancels the rest (each is told), answers the connections
+  // still waiting for a thread, then stops listening and returns once every connection thread
+  // is done.
   void Shutdown(double drain_seconds);
 
   int64_t num_in_flight() const;
