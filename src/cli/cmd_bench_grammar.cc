@@ -20,8 +20,10 @@
 #include "backend/backend_factory.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/mapped_file.h"
 #include "core/thread_pool.h"
 #include "engine/engine.h"
+#include "format/json_util.h"
 #include "grammar/grammar_compiler.h"
 #include "grammar/matcher.h"
 
@@ -244,9 +246,10 @@ Status RunBenchGrammar(const BenchGrammarFlags& f) {
       batches.push_back(b);
     }
   }
-  std::ifstream in(f.schemas);
-  const nlohmann::ordered_json suite = nlohmann::ordered_json::parse(in, nullptr, false);
-  if (suite.is_discarded() || !suite.contains("schemas")) {
+  JISU_ASSIGN_OR_RETURN(std::string suite_text, ReadTextFile(f.schemas));
+  JISU_ASSIGN_OR_RETURN(const nlohmann::ordered_json suite,
+                        ParseUntrustedJson<nlohmann::ordered_json>(suite_text, f.schemas));
+  if (!suite.is_object() || !suite.contains("schemas")) {
     return Status::InvalidArgument("--schemas: cannot read " + f.schemas);
   }
   JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));

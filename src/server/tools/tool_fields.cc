@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "format/json_util.h"
+
 namespace jisu::server {
 namespace {
 
@@ -106,9 +108,11 @@ std::optional<ApiError> ParseCall(const Json& call, const std::string& param, Js
   if (args == fn->end() || args->is_null()) return Bad(fparam + ".arguments", "is required");
   *out = call;
   if (args->is_string()) {
-    Json parsed = Json::parse(args->get<std::string>(), nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_discarded() && parsed.is_object()) {
-      (*out)["function"]["arguments"] = std::move(parsed);
+    // Templates walk the arguments as a mapping (tojson, items); text that is not a JSON
+    // object, or nests deeper than the bound, stays the string the client sent.
+    auto parsed = ParseUntrustedJson<Json>(args->get<std::string>(), "arguments");
+    if (parsed.ok() && parsed->is_object()) {
+      (*out)["function"]["arguments"] = std::move(*parsed);
     }
   } else if (!args->is_object()) {
     return Bad(fparam + ".arguments", "must be a string of JSON");
