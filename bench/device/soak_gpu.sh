@@ -1,14 +1,22 @@
 #!/bin/bash
-# On the device machine, after `source bench/device/build.sh jisu`: the GPU soak of issue 37.
-#   bash bench/device/soak_gpu.sh MODEL "RATES" SWEEP_SECONDS SOAK_SECONDS [SERVE-ARGS...]
-# First a short sweep (one server, `jisu loadgen` for SWEEP_SECONDS at each rate) finds the
-# knee: the highest rate whose e2e p99 stays within 1.5x of the lowest rate's and whose
-# requests all complete. Then bench/soak.py runs a fresh server at that rate for SOAK_SECONDS,
-# recording RSS, GPU memory, errors and p50/p99 every 10 s (soak.csv, summary.json in $OUT;
-# the plot is drawn where matplotlib is, from soak.csv).
+# On the device machine, after `source bench/device/build.sh jisu`: the GPU soak of issue 37,
+# in two steps that fit the device tool's 10-minute calls:
+#   bash bench/device/soak_gpu.sh sweep MODEL "RATES" SECONDS [SERVE-ARGS...]
+#   bash bench/device/soak_gpu.sh soak MODEL RATE SECONDS [SERVE-ARGS...]
+# sweep: one server, `jisu loadgen` for SECONDS at each rate; the knee is the highest rate
+# whose e2e p99 stays within 1.5x of the lowest rate's and whose requests all complete
+# (written to $OUT/knee.txt). soak: bench/soak.py runs a fresh server at RATE for SECONDS,
+# recording RSS, GPU memory, errors and p50/p99 every 10 s ($OUT/soak: soak.csv,
+# summary.json; the plot is drawn where matplotlib is, with soak.py --plot-only).
 set -e
-model=$1; rates=$2; sweep_s=$3; soak_s=$4; shift 4
+mode=$1; model=$2; rates=$3; secs=$4; shift 4
 out=${OUT:-/tmp}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+if [ "$mode" = soak ]; then
+  python3 bench/soak.py --serve "-m $model --device cuda $*" --rate "$rates" \
+    --duration "$secs" --warmup 60 --out "$out/soak" --label "$model on $gpu, $rates req/s"
+  exit
+fi
 port=18123
 build/jisu serve -m "$model" --device cuda --port $port "$@" > "$out/sweep-serve.log" 2>&1 &
 pid=$!
@@ -17,13 +25,13 @@ for _ in $(seq 300); do
   sleep 1
 done
 for r in $rates; do
-  n=$(python3 -c "print(int($r * $sweep_s * 2) + 20)")
-  build/jisu loadgen --base-url "http://127.0.0.1:$port" --rate "$r" --duration "$sweep_s" \
+  n=$(python3 -c "print(int($r * $secs * 2) + 20)")
+  build/jisu loadgen --base-url "http://127.0.0.1:$port" --rate "$r" --duration "$secs" \
     --num-requests "$n" --seed 7 --label "sweep rate=$r" --out "$out/sweep-r$r.json" \
     > "$out/sweep-r$r.log" 2>&1
 done
 kill -TERM $pid; wait $pid || true
-knee=$(python3 - "$out" $rates <<'EOF'
+python3 - "$out" $rates <<'EOF' | tee "$out/sweep.txt"
 import json, sys
 out, rates = sys.argv[1], sys.argv[2:]
 base = None
@@ -33,15 +41,12 @@ for r in rates:
     p99 = d["e2e_ms"]["p99"]
     ok = d["failed"] == 0 and d["completed"] == d["started"]
     base = base or p99
-    print("rate %s: completed %d/%d, failed %d, e2e p99 %.0f ms, %.1f req/s" % (
-        r, d["completed"], d["started"], d["failed"], p99, d["request_throughput"]),
-        file=sys.stderr)
+    print("rate %s: completed %d/%d, failed %d, e2e p50 %.0f p99 %.0f ms, TPOT p50 %.1f ms, "
+          "%.1f req/s, %.0f output tok/s" % (
+              r, d["completed"], d["started"], d["failed"], d["e2e_ms"]["p50"], p99,
+              d["tpot_ms"]["p50"], d["request_throughput"], d["output_token_throughput"]))
     if ok and p99 <= 1.5 * base:
         knee = r
-print(knee)
+open("%s/knee.txt" % out, "w").write(knee + "\n")
+print("knee rate: %s req/s" % knee)
 EOF
-)
-echo "knee rate: $knee req/s"
-python3 bench/soak.py --serve "-m $model --device cuda $*" --rate "$knee" \
-  --duration "$soak_s" --warmup 60 --out "$out/soak" \
-  --label "$model on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), knee $knee req/s"
