@@ -203,11 +203,15 @@ struct SlowReaders {
       });
     }
   }
-  // Stops the slow reading and reads what is left at full speed.
-  void Finish() {
+  // Stops the slow reading: afterwards the clients' data may be read from this thread.
+  void Stop() {
     stop = true;
     for (auto& t : threads) t.join();
     threads.clear();
+  }
+  // Stops the slow reading and reads what is left at full speed.
+  void Finish() {
+    Stop();
     for (auto& c : clients) c->ReadToEnd();
   }
   ~SlowReaders() {
@@ -254,6 +258,7 @@ TEST_F(SlowReaderTest, SlowReadersOfAnswersWithinTheSocketBuffersComplete) {
     std::this_thread::sleep_for(50ms);
   }
   const double server_done_after = Seconds(t0);
+  slow.Stop();  // the reader threads append to data(): join them before looking
   size_t read_slowly = 0;
   for (auto& c : slow.clients) read_slowly = std::max(read_slowly, c->data().size());
   slow.Finish();
