@@ -11,17 +11,21 @@ cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$cs" ] || { echo "no compute-sanitizer"; exit 1; }
 "$cs" --version | tail -1
 out=${OUT:-/tmp}
-for tool in memcheck racecheck synccheck; do
+tools=${TOOLS:-memcheck racecheck synccheck}
+for tool in $tools; do
   extra=()
   # Leaks are checked by memcheck only; racecheck's shared-memory hazards are reported as
   # errors (warnings too) so a race cannot pass as a note.
   [ "$tool" = memcheck ] && extra=(--leak-check full)
-  [ "$tool" = racecheck ] && extra=(--racecheck-report all)
+  # cuBLASLt's Hopper kernels (nvjet_*) synchronize shared memory through asynchronous
+  # barriers racecheck does not model: it reports WAR hazards in every one of them (864 on the
+  # first run, 2026-12-06) and stops the run there; they are NVIDIA's closed kernels, not ours.
+  [ "$tool" = racecheck ] && extra=(--racecheck-report all --kernel-regex-exclude kns=nvjet)
   timeout --signal=INT "$secs" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
     build/jisu_tests --gtest_filter="$filter" > "$out/cs-$tool.log" 2>&1 &
 done
 wait
-for tool in memcheck racecheck synccheck; do
+for tool in $tools; do
   log=$out/cs-$tool.log
   printf '%-9s tests ok %3d, failed %d, skipped %d; %s\n' "$tool" \
     "$(grep -c '^\[       OK' "$log")" "$(grep -c '^\[  FAILED  \] [A-Za-z]' "$log")" \
