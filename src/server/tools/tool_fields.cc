@@ -189,11 +189,6 @@ std::optional<ApiError> ParseMessageToolFields(const Json& msg, size_t index, Js
 
 std::optional<ApiError> CheckToolsServable(const ToolRequest& tools, ToolCallFormat format) {
   if (!tools.parses_calls()) return std::nullopt;
-  if (tools.choice == ToolChoice::kRequired || tools.choice == ToolChoice::kFunction) {
-    return Bad("tool_choice",
-               "\"required\" and a named function are not supported yet (they need "
-               "grammar-constrained decoding); use \"auto\" or \"none\"");
-  }
   if (format == ToolCallFormat::kNone) {
     return Bad("tools",
                "cannot be used with this model: its chat template writes tool calls in no "

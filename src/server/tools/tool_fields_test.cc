@@ -161,7 +161,7 @@ TEST(ToolFieldsTest, InvalidMessageToolFieldsNameThemselves) {
             "messages[1].tool_calls[0].function.arguments");
 }
 
-TEST(ToolFieldsTest, ServableOnlyWithAFormatAndWithoutForcedCalls) {
+TEST(ToolFieldsTest, ServableOnlyWithAFormat) {
   ToolRequest t;
   EXPECT_FALSE(CheckToolsServable(t, ToolCallFormat::kNone));  // no tools
   t.tools = Json::parse(kTools);
@@ -172,11 +172,14 @@ TEST(ToolFieldsTest, ServableOnlyWithAFormatAndWithoutForcedCalls) {
   EXPECT_EQ(e->param, "tools");
   t.choice = ToolChoice::kNone;  // rendered for the model, nothing parsed
   EXPECT_FALSE(CheckToolsServable(t, ToolCallFormat::kNone));
+  // Forced calls are parsed too: they need a format, and with one they are served
+  // (tool_choice.h constrains them).
   for (ToolChoice c : {ToolChoice::kRequired, ToolChoice::kFunction}) {
     t.choice = c;
-    e = CheckToolsServable(t, ToolCallFormat::kHermes);
+    EXPECT_FALSE(CheckToolsServable(t, ToolCallFormat::kHermes));
+    e = CheckToolsServable(t, ToolCallFormat::kNone);
     ASSERT_TRUE(e);
-    EXPECT_EQ(e->param, "tool_choice");
+    EXPECT_EQ(e->param, "tools");
   }
 }
 
