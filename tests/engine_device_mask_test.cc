@@ -20,6 +20,7 @@
 #include "tests/fake_device_sampling.h"
 #include "tests/structured_test_util.h"
 #include "tests/test_util.h"
+#include "tests/tiny_llama_suite.h"
 
 namespace jisu {
 namespace {
@@ -30,15 +31,8 @@ using testing::Result;
 using testing::RunAll;
 using testing::ScriptedDrafter;
 
-class EngineDeviceMaskTest : public ::testing::Test {
+class EngineDeviceMaskTest : public testing::TinyLlamaSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto m = Model::Load((testing::SourceDir() / "models" / "tiny-llama").string());
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    model_ = std::move(m).value().release();
-  }
-  static void TearDownTestSuite() { delete model_; }
-
   static EngineOptions Options() {
     EngineOptions o;
     o.kv_blocks = 128;
@@ -85,11 +79,7 @@ class EngineDeviceMaskTest : public ::testing::Test {
     rs.push_back(biased);
     return rs;
   }
-
-  static Model* model_;
 };
-
-Model* EngineDeviceMaskTest::model_ = nullptr;
 
 double MetricValue(const std::string& text, const std::string& series) {
   const std::string key = "\n" + series + " ";

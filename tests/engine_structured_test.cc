@@ -17,6 +17,7 @@
 #include "engine/step_runner.h"
 #include "tests/structured_test_util.h"
 #include "tests/test_util.h"
+#include "tests/tiny_llama_suite.h"
 
 namespace jisu {
 namespace {
@@ -28,15 +29,8 @@ using testing::ScriptedDrafter;
 
 using namespace std::chrono_literals;
 
-class EngineStructuredTest : public ::testing::Test {
+class EngineStructuredTest : public testing::TinyLlamaSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto m = Model::Load((testing::SourceDir() / "models" / "tiny-llama").string());
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    model_ = std::move(m).value().release();
-  }
-  static void TearDownTestSuite() { delete model_; }
-
   static EngineOptions Options() {
     EngineOptions o;
     o.kv_blocks = 128;
@@ -47,11 +41,7 @@ class EngineStructuredTest : public ::testing::Test {
     o.num_threads = 2;
     return o;
   }
-
-  static Model* model_;
 };
-
-Model* EngineStructuredTest::model_ = nullptr;
 
 TEST_F(EngineStructuredTest, ConstrainedBatchIsValidAndDraftsChangeNothing) {
   std::vector<EngineRequest> requests = testing::Requests(model_->tokenizer());

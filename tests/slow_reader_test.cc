@@ -30,6 +30,7 @@
 
 #include "server/http_server.h"
 #include "tests/test_util.h"
+#include "tests/tiny_llama_suite.h"
 
 namespace jisu::server {
 namespace {
@@ -129,15 +130,8 @@ std::string StreamText(const std::string& raw) {
   return text;
 }
 
-class SlowReaderTest : public ::testing::Test {
+class SlowReaderTest : public testing::TinyLlamaSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto m = Model::Load((testing::SourceDir() / "models" / "tiny-llama").string());
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    model_ = std::move(m).value().release();
-  }
-  static void TearDownTestSuite() { delete model_; }
-
   void SetUp() override {
     ServerOptions so;
     so.port = 0;
@@ -181,11 +175,9 @@ class SlowReaderTest : public ::testing::Test {
     return Seconds(t0);
   }
 
-  static Model* model_;
   std::unique_ptr<HttpServer> server_;
   std::unique_ptr<Engine> engine_;
 };
-Model* SlowReaderTest::model_ = nullptr;
 
 // Starts slow readers of `body` that read 16 bytes a second until `stop`.
 struct SlowReaders {

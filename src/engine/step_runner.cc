@@ -1,6 +1,5 @@
 #include "engine/step_runner.h"
 
-#include <algorithm>
 #include <chrono>
 
 namespace jisu {
@@ -39,7 +38,10 @@ Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowsFn plan_rows,
     logits = logits_.data();
   }
   bool any_device = false;
+  // Masks are packed in row order of the masked sequences (plan order is row order).
   masked_seqs_.clear();
+  mask_offsets_.clear();
+  size_t masked_rows = 0;
   mask_seconds_ = 0;
   if (model_.CanSample()) {
     row_sampling_.assign(rows, RowSampling{});
@@ -57,22 +59,16 @@ Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowsFn plan_rows,
       if (seq[0].masked && s->num_logits_rows != s->num_draft_tokens + 1) {
         return Status::Internal("step runner: masked rows must be one per draft + 1");
       }
-      if (seq[0].masked) masked_seqs_.push_back(s);
+      if (seq[0].masked) {
+        mask_offsets_.push_back(masked_rows);
+        masked_rows += static_cast<size_t>(s->num_logits_rows);
+        masked_seqs_.push_back(s);
+      }
     }
   }
   // Called by the backend once the forward pass is queued: the masks are filled meanwhile.
   auto fill = [&](uint32_t* masks, size_t words) {
     const auto start = std::chrono::steady_clock::now();
-    std::sort(masked_seqs_.begin(), masked_seqs_.end(),
-              [](const ScheduledSequence* a, const ScheduledSequence* b) {
-                return a->first_logits_row < b->first_logits_row;
-              });
-    mask_offsets_.resize(masked_seqs_.size());
-    size_t next = 0;
-    for (size_t q = 0; q < masked_seqs_.size(); ++q) {
-      mask_offsets_[q] = next;
-      next += static_cast<size_t>(masked_seqs_[q]->num_logits_rows);
-    }
     auto run = [&](int64_t begin, int64_t end) {
       for (int64_t q = begin; q < end; ++q) {
         const ScheduledSequence& s = *masked_seqs_[q];

@@ -58,7 +58,7 @@ class StepRunner {
   std::vector<int32_t> device_ids_;
   std::vector<SampledToken> row_tokens_;  // [rows]: a sequence's accepted tokens at its rows
   std::vector<int64_t> num_accepted_;     // [logit_seqs_]
-  std::vector<const ScheduledSequence*> masked_seqs_;  // by first logits row
+  std::vector<const ScheduledSequence*> masked_seqs_;  // in plan (= row) order
   std::vector<size_t> mask_offsets_;                   // [masked_seqs_]: first mask row
   double mask_seconds_ = 0;
 };
