@@ -42,18 +42,17 @@ std::string NamesKey(std::vector<std::string> names) {
 }  // namespace
 
 std::shared_ptr<const TokenVocab> GrammarCompiler::VocabFor(
-    const std::vector<std::string>& special_tokens) {
+    const std::vector<std::string>& special_tokens, const std::string& names_key) {
   if (special_tokens.empty()) return vocab_;
-  const std::string key = NamesKey(special_tokens);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = variants_.find(key);
+    auto it = variants_.find(names_key);
     if (it != variants_.end()) return it->second;
   }
   auto v = TokenVocab::WithSpecials(vocab_, special_tokens);
   std::lock_guard<std::mutex> lock(mu_);
   if (variants_.size() >= kMaxVocabVariants) variants_.clear();  // bounded; rebuilt on demand
-  return variants_.emplace(key, std::move(v)).first->second;
+  return variants_.emplace(names_key, std::move(v)).first->second;
 }
 
 Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::Compile(const StructuredOutput& c) {
@@ -77,8 +76,8 @@ Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::Compile(const St
   // Compiled outside the lock: a big schema must not stall other requests' lookups.
   JISU_ASSIGN_OR_RETURN(Grammar g, ConstraintGrammar(c));
   JISU_ASSIGN_OR_RETURN(Program p, Program::Lower(g));
-  auto compiled = std::make_shared<const CompiledGrammar>(std::move(p), VocabFor(c.special_tokens),
-                                                          kMaxStackDepth);
+  auto compiled = std::make_shared<const CompiledGrammar>(
+      std::move(p), VocabFor(c.special_tokens, names), kMaxStackDepth);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(key);
   if (it != index_.end()) return it->second->second;  // compiled meanwhile by another request

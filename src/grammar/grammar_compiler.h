@@ -44,7 +44,9 @@ class GrammarCompiler {
 
  private:
   using Entry = std::pair<std::string, std::shared_ptr<const CompiledGrammar>>;
-  std::shared_ptr<const TokenVocab> VocabFor(const std::vector<std::string>& special_tokens);
+  // `names_key`: NamesKey of `special_tokens`, which Compile has computed already.
+  std::shared_ptr<const TokenVocab> VocabFor(const std::vector<std::string>& special_tokens,
+                                             const std::string& names_key);
 
   static constexpr size_t kMaxVocabVariants = 8;
   std::shared_ptr<const TokenVocab> vocab_;

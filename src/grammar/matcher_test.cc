@@ -208,13 +208,8 @@ TEST(GrammarMatcherTest, EosOnlyWhenComplete) {
 // A constraint naming a special token may write it as that token (Mistral's [TOOL_CALLS]) as
 // well as spelled out; other special tokens, EOS and a constraint without the name never get it.
 TEST(GrammarMatcherTest, NamedSpecialTokensAreAllowedAsThemselves) {
-  std::vector<std::string> t;
-  for (int b = 0; b < 256; ++b) t.push_back(std::string(1, static_cast<char>(b)));
-  t.push_back("");  // 256: EOS
-  t.push_back("");  // 257: [TOOL_CALLS], special
-  t.push_back("");  // 258: [ARGS], special, not named
-  const auto base = TokenVocab::FromBytes(std::move(t), {256}, {},
-                                          {{257, "[TOOL_CALLS]"}, {258, "[ARGS]"}, {256, "</s>"}});
+  // 256: EOS "</s>"; 257: [TOOL_CALLS], named below; 258: [ARGS], not named.
+  const auto base = testing::ByteVocab({"[TOOL_CALLS]", "[ARGS]"});
   auto bit = [](const std::vector<uint32_t>& m, int id) { return (m[id >> 5] >> (id & 31)) & 1; };
   StructuredOutput c = Gbnf("root ::= \"[TOOL_CALLS]\" [a-z]+ \"[ARGS]\"");
   c.special_tokens = {"[TOOL_CALLS]", "</s>", "[NOT_A_TOKEN]"};

@@ -256,14 +256,8 @@ TEST(ToolCallGrammarTest, ToolChoiceLetsMarkersBeTheirSpecialTokens) {
   g.tools = Request(ToolChoice::kRequired);
   ASSERT_FALSE(ConstrainToolChoice(ToolCallFormat::kMistral, MistralCallSyntax::kArgs, &g));
   EXPECT_EQ(g.sampling.structured.special_tokens, ToolCallMarkers(ToolCallFormat::kMistral));
-  std::vector<std::string> t;
-  for (int b = 0; b < 256; ++b) t.push_back(std::string(1, static_cast<char>(b)));
-  t.push_back("");  // 256: EOS
-  t.push_back("");  // 257: [TOOL_CALLS]
-  t.push_back("");  // 258: [ARGS]
-  const auto vocab = grammar::TokenVocab::FromBytes(std::move(t), {256}, {},
-                                                    {{257, "[TOOL_CALLS]"}, {258, "[ARGS]"}});
-  grammar::GrammarCompiler compiler(vocab);
+  // 257: [TOOL_CALLS], 258: [ARGS].
+  grammar::GrammarCompiler compiler(grammar::testing::ByteVocab({"[TOOL_CALLS]", "[ARGS]"}));
   auto compiled = compiler.Compile(g.sampling.structured);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   grammar::GrammarMatcher m(*compiled);
