@@ -134,6 +134,10 @@ Status CudaBackend::Gemm(const DeviceWeight& w, const void* x, int64_t tokens, f
                              accumulate, num_sms_, stream_)) {
     return Status::Ok();
   }
+  if (!options_.library_gemms) {
+    return Status::Unsupported("cuda backend: a product of " + std::to_string(tokens) +
+                               " tokens needs cuBLASLt, which library_gemms=false turns off");
+  }
   return gemm_.Run(w.bf16(), static_cast<int>(n), static_cast<int>(k), x, static_cast<int>(tokens),
                    y, accumulate, stream_);
 }

@@ -61,6 +61,11 @@ struct CudaBackendOptions {
   // The fused GEMVs launch with programmatic dependent launch (sm_90); false for measurements
   // (JISU_GEMV_PDL=0 at the CLI).
   bool gemv_pdl = true;
+  // false: a product the backend's own kernels do not take (a step of more than
+  // skinny_max_tokens tokens) fails with Unsupported instead of running on cuBLASLt. Steps
+  // then launch only jisu's kernels: the runs compute-sanitizer's racecheck can check, as it
+  // cannot run through cuBLASLt's Hopper kernels (docs/RELIABILITY.md).
+  bool library_gemms = true;
 };
 
 // False (and the reason) when no CUDA device or driver can be used here.

@@ -37,26 +37,34 @@ constexpr double kBatchTolerance = 2e-3;
 // step's size, so BF16 activations can round the other way.
 constexpr double kBatchToleranceFastPaths = 1e-2;
 
-// One sequence: a prefill of the whole prompt with every row's logits, then `decode` single
-// token steps feeding the given tokens. Returns all rows' logits, [rows, vocab].
+// One sequence: a prefill of the prompt (in steps of at most `max_step` tokens; 0: one step)
+// with every row's logits, then `decode` single token steps feeding the given tokens. Returns
+// all rows' logits, [rows, vocab].
 std::vector<float> RunSequence(ForwardBackend& backend, const std::vector<int32_t>& prompt,
                                const std::vector<int32_t>& decode,
-                               const std::vector<int32_t>& blocks) {
+                               const std::vector<int32_t>& blocks, int64_t max_step = 0) {
   const int64_t vocab = backend.config().vocab_size;
+  const int64_t n = static_cast<int64_t>(prompt.size());
   std::vector<float> all;
-  std::vector<int64_t> rows(prompt.size());
-  std::iota(rows.begin(), rows.end(), 0);
-  ForwardBatch batch{prompt, {BatchSequence{static_cast<int64_t>(prompt.size()), 0, blocks}}, rows};
-  std::vector<float> logits(rows.size() * vocab);
-  Status st = backend.Forward(batch, logits.data());
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  all = logits;
-  int64_t pos = static_cast<int64_t>(prompt.size());
+  for (int64_t start = 0; start < n;) {
+    const int64_t len = max_step > 0 ? std::min(max_step, n - start) : n;
+    std::vector<int64_t> rows(static_cast<size_t>(len));
+    std::iota(rows.begin(), rows.end(), 0);
+    ForwardBatch batch{std::span(prompt).subspan(static_cast<size_t>(start), len),
+                       {BatchSequence{len, start, blocks}},
+                       rows};
+    std::vector<float> logits(rows.size() * vocab);
+    Status st = backend.Forward(batch, logits.data());
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    all.insert(all.end(), logits.begin(), logits.end());
+    start += len;
+  }
+  int64_t pos = n;
   const int64_t row0 = 0;
   for (int32_t tok : decode) {
     ForwardBatch step{std::span(&tok, 1), {BatchSequence{1, pos++, blocks}}, std::span(&row0, 1)};
     std::vector<float> one(vocab);
-    st = backend.Forward(step, one.data());
+    Status st = backend.Forward(step, one.data());
     EXPECT_TRUE(st.ok()) << st.ToString();
     all.insert(all.end(), one.begin(), one.end());
   }
@@ -411,6 +419,68 @@ TEST_F(CudaBackendTest, GreedyContinuationsMatchCpu) {
         EXPECT_EQ(tokens[0], tokens[1]);
       }
     }
+  }
+}
+
+// Steps of at most 16 tokens run on the backend's own kernels alone (fused GEMVs up to 8
+// tokens, the skinny tensor-core GEMM up to 16, attention, norms, RoPE): with library GEMMs
+// off, a prefill in steps of 16 and decode steps, and a step mixing a prefill chunk with
+// another sequence's decode, still match the CPU, and a 17-token step fails clearly. This is
+// the run compute-sanitizer's racecheck can check (bench/device/racecheck_tests.sh).
+TEST_F(CudaBackendTest, StepsOfAtMost16TokensRunOnOwnKernels) {
+  auto own = [](CudaBackendOptions& o) {
+    o.gemv_max_tokens = 8;
+    o.library_gemms = false;
+  };
+  for (const char* name : {"tiny-llama", "tiny-draft"}) {
+    auto model = Load(name);
+    ASSERT_TRUE(model);
+    const int64_t vocab = model->config().vocab_size;
+    auto gpu = Gpu(*model, 32, 0, 16, true, true, own);
+    auto cpu = Cpu(*model, 32);
+    ASSERT_TRUE(gpu && cpu);
+    // A: 45 prompt tokens in steps of 16, 16, 13, then 6 decode steps, in blocks 0..3.
+    const std::vector<int32_t> blocks_a = {3, 0, 2, 1};
+    const std::vector<int32_t> prompt = Ids(45, vocab, 31), decode = Ids(6, vocab, 32);
+    const auto want = RunSequence(*cpu, prompt, decode, blocks_a, 16);
+    const auto got = RunSequence(*gpu, prompt, decode, blocks_a, 16);
+    ASSERT_EQ(got.size(), want.size());
+    double worst = 0;
+    for (size_t r = 0; r < want.size() / vocab; ++r) {
+      const double d = RelDiff(got.data() + r * vocab, want.data() + r * vocab, vocab);
+      worst = std::max(worst, d);
+      EXPECT_LT(d, kBf16LogitTolerance) << name << " row " << r;
+    }
+    // B's 12-token prompt and A's next token in one 13-token step (prefill and decode
+    // attention together); all 13 rows' logits.
+    const std::vector<int32_t> blocks_b = {5, 4};
+    std::vector<int32_t> ids = Ids(12, vocab, 33);
+    ids.push_back(7);
+    const int64_t pos_a = static_cast<int64_t>(prompt.size() + decode.size());
+    std::vector<int64_t> rows(13);
+    std::iota(rows.begin(), rows.end(), 0);
+    const ForwardBatch mixed{
+        ids, {BatchSequence{12, 0, blocks_b}, BatchSequence{1, pos_a, blocks_a}}, rows};
+    std::vector<float> got_mixed(13 * vocab), want_mixed(13 * vocab);
+    Status st = gpu->Forward(mixed, got_mixed.data());
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_TRUE(cpu->Forward(mixed, want_mixed.data()).ok());
+    for (int64_t r = 0; r < 13; ++r) {
+      const double d = RelDiff(got_mixed.data() + r * vocab, want_mixed.data() + r * vocab, vocab);
+      worst = std::max(worst, d);
+      EXPECT_LT(d, kBf16LogitTolerance) << name << " mixed step row " << r;
+    }
+    std::printf("%s: steps of <= 16 tokens on own kernels, worst relative logit difference %.3g\n",
+                name, worst);
+    // 17 tokens: the skinny kernel's limit passed, and cuBLASLt is off.
+    const std::vector<int32_t> blocks_c = {7, 6};
+    const std::vector<int32_t> long_ids = Ids(17, vocab, 34);
+    const int64_t last = 16;
+    std::vector<float> scratch(vocab);
+    st = gpu->Forward(ForwardBatch{long_ids, {BatchSequence{17, 0, blocks_c}}, std::span(&last, 1)},
+                      scratch.data());
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("library_gemms=false"), std::string::npos) << st.ToString();
   }
 }
 
