@@ -3,6 +3,7 @@
 // GEMM inputs and the KV cache to BF16 (8 bits of mantissa) while the CPU computes in F32, so
 // logits are compared by their largest difference relative to the row's largest |logit|.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -162,9 +163,10 @@ std::unique_ptr<Model> SyntheticModel(Architecture arch, int64_t heads, int64_t 
   o.seed = 7;
   o.threads = 2;
   o.name = "synthetic";
+  // The process id keeps runs side by side (the sanitizer tools at once) off each other's file.
   const auto path = std::filesystem::temp_directory_path() /
-                    ("jisu_cuda_test_" + std::to_string(heads) + "_" + std::to_string(kv_heads) +
-                     "_" + std::to_string(head_dim) + ".gguf");
+                    ("jisu_cuda_test_" + std::to_string(::getpid()) + "_" + std::to_string(heads) +
+                     "_" + std::to_string(kv_heads) + "_" + std::to_string(head_dim) + ".gguf");
   Status st = WriteDummyGguf(path.string(), o);
   EXPECT_TRUE(st.ok()) << st.ToString();
   if (!st.ok()) return nullptr;
