@@ -19,4 +19,7 @@ set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgc
 # Override JISU_QEMU_CPU with a model without dotprod (e.g. cortex-a53) to run the NEON kernels
 # that do without it.
 set(JISU_QEMU_CPU max CACHE STRING "qemu-aarch64 -cpu model the tests run on")
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -cpu ${JISU_QEMU_CPU} -L /usr/aarch64-linux-gnu)
+# No -L prefix: the dynamic loader and libc are the multiarch libc6:arm64 ones in the host root.
+# The cross compiler's own copy (/usr/aarch64-linux-gnu) is another glibc build, and its loader
+# with the multiarch libc.so.6 looped forever in the first pthread_create.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -cpu ${JISU_QEMU_CPU})

@@ -19,6 +19,6 @@ stage "arm cross build done"
 (cd build-arm && ctest --output-on-failure -j2)
 stage "arm tests (qemu -cpu max) done"
 # Armv8.0 without SDOT (Cortex-A72): the kernel tests and the feature detection only.
-qemu-aarch64 -cpu cortex-a72 -L /usr/aarch64-linux-gnu build-arm/jisu_tests \
+qemu-aarch64 -cpu cortex-a72 build-arm/jisu_tests \
   --gtest_brief=1 --gtest_filter='MatMul*:ActQuant*:NeonFeatures*'
 stage "arm kernel tests (qemu -cpu cortex-a72) done"
