@@ -66,7 +66,7 @@ using TransposePanelFn = void (*)(const float* rows, int64_t kc, float* panel);
 // the plain NEON set widens int8 products to int16, the other uses SDOT. Two ISAs rather than a
 // CPU check inside one, so tests and benchmarks can force either on a CPU that has both.
 enum class Isa { kScalar, kAvx2, kAvx512, kNeon, kNeonDotprod };
-// Every ISA, in order of preference from the least (tests and benchmarks walk them).
+// Every ISA, for tests and benchmarks to walk (those not IsaAvailable here are skipped).
 inline constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon,
                                    Isa::kNeonDotprod};
 const char* IsaName(Isa isa);
