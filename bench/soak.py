@@ -194,8 +194,8 @@ def main():
     ap.add_argument("--serve", help="start `jisu serve` with these arguments (quoted)")
     ap.add_argument("--base-url", help="a running server instead (with --pid)")
     ap.add_argument("--pid", type=int, help="the running server's process id (RSS)")
-    ap.add_argument("--rate", type=float, required=True, help="requests per second")
-    ap.add_argument("--duration", type=float, required=True, help="seconds of load")
+    ap.add_argument("--rate", type=float, help="requests per second")
+    ap.add_argument("--duration", type=float, help="seconds of load")
     ap.add_argument("--window", type=float, default=10, help="seconds per recorded window")
     ap.add_argument("--warmup", type=float, default=60,
                     help="seconds excluded from the RSS growth target")
@@ -204,7 +204,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results",
                                                   "soak-" + time.strftime("%Y-%m-%d")))
     ap.add_argument("--label", default="")
+    ap.add_argument("--plot-only", action="store_true",
+                    help="draw soak.png from --out's soak.csv and summary.json (a run made "
+                    "where matplotlib is missing, such as the GPU machine)")
     args = ap.parse_args()
+    if args.plot_only:
+        return replot(args.out)
+    if args.rate is None or args.duration is None:
+        sys.exit("--rate and --duration are needed")
     if bool(args.serve) == bool(args.base_url):
         sys.exit("give either --serve or --base-url (with --pid)")
     os.makedirs(args.out, exist_ok=True)
@@ -296,6 +303,20 @@ def main():
     plot(rows, os.path.join(args.out, "soak.png"), title)
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def replot(out):
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    rows = []
+    with open(os.path.join(out, "soak.csv")) as f:
+        for r in csv.DictReader(f):
+            rows.append({k: (float(v) if v not in ("", None) and k != "first_error" else
+                             (v if k == "first_error" else None)) for k, v in r.items()})
+    title = "jisu soak: %.2f req/s for %.0f s%s" % (
+        summary["rate"], summary["duration_s"],
+        " (%s)" % summary["label"] if summary.get("label") else "")
+    return 0 if plot(rows, os.path.join(out, "soak.png"), title) else 1
 
 
 def _ms(v):

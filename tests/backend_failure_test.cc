@@ -18,6 +18,7 @@
 #include "model/cpu_backend.h"
 #include "server/http_server.h"
 #include "tests/test_util.h"
+#include "tests/tiny_llama_suite.h"
 
 namespace jisu {
 namespace {
@@ -89,15 +90,8 @@ struct Collector {
   }
 };
 
-class BackendFailureTest : public ::testing::Test {
+class BackendFailureTest : public testing::TinyLlamaSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto m = Model::Load((testing::SourceDir() / "models" / "tiny-llama").string());
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    model_ = std::move(m).value().release();
-  }
-  static void TearDownTestSuite() { delete model_; }
-
   static EngineOptions Options() {
     EngineOptions o;
     o.scheduler.block_size = 16;
@@ -151,10 +145,7 @@ class BackendFailureTest : public ::testing::Test {
       std::this_thread::sleep_for(1ms);
     }
   }
-
-  static Model* model_;
 };
-Model* BackendFailureTest::model_ = nullptr;
 
 // Submits n requests at once; counts finished-with-output, errored (with the injected message),
 // lost (no final output in time) and corrupted (finished, with tokens other than `reference`).

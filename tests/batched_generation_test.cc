@@ -136,7 +136,8 @@ TEST_P(BatchedGenerationTest, ConcurrentGreedyEqualsOneAtATime) {
       StepPlan plan = scheduler.Schedule();
       preemptions += static_cast<int64_t>(plan.preempted.size());
       auto out = runner.Run(
-          plan, [](RequestId, RowSampling*) {},
+          plan, [](RequestId, std::span<RowSampling>) {},
+          [](RequestId, std::span<const int32_t>, uint32_t*, size_t) {},
           [&](RequestId, float* logits, int32_t) {
             SampledToken t;
             t.token_id = sampler.Sample(logits, vocab, {}, {});

@@ -16,6 +16,7 @@
 #include "convert/hf_to_gguf.h"
 #include "engine/engine.h"
 #include "model/cpu_backend.h"
+#include "tests/fake_device_sampling.h"
 #include "tests/test_util.h"
 
 namespace jisu {
@@ -75,16 +76,12 @@ class WrappedBackend final : public ForwardBackend {
     return inner_->Forward(batch, logits);
   }
   bool CanSample() const override { return can_sample_; }
+  using ForwardBackend::ForwardSample;
   Status ForwardSample(const ForwardBatch& batch, std::span<const RowSampling> sampling,
-                       float* logits, int32_t* ids) override {
+                       FillTokenMasksFn fill_masks, float* logits, int32_t* ids) override {
     JISU_RETURN_IF_ERROR(inner_->Forward(batch, logits));
-    const int64_t vocab = config().vocab_size;
-    for (size_t r = 0; r < sampling.size(); ++r) {
-      if (!sampling[r].on_device) continue;
-      const float* row = logits + static_cast<int64_t>(r) * vocab;
-      ids[r] = static_cast<int32_t>(std::max_element(row, row + vocab) - row);
-      ++device_rows;
-    }
+    testing::DrawDeviceRows(sampling, fill_masks, logits, config().vocab_size, ids);
+    for (const RowSampling& r : sampling) device_rows += r.on_device ? 1 : 0;
     return Status::Ok();
   }
   bool HasMatmulPaths() const override { return matmul_paths_; }

@@ -15,97 +15,22 @@
 
 #include "engine/engine.h"
 #include "engine/step_runner.h"
+#include "tests/structured_test_util.h"
 #include "tests/test_util.h"
+#include "tests/tiny_llama_suite.h"
 
 namespace jisu {
 namespace {
 
+using testing::ExpectValid;
+using testing::Result;
+using testing::RunAll;
+using testing::ScriptedDrafter;
+
 using namespace std::chrono_literals;
 
-const char* kSchema = R"({
-  "type": "object",
-  "properties": {
-    "name": {"type": "string", "maxLength": 10},
-    "count": {"type": "integer", "minimum": 0, "maximum": 99},
-    "kind": {"enum": ["a", "b"]},
-    "tags": {"type": "array", "items": {"type": "boolean"}, "maxItems": 2}
-  },
-  "required": ["name", "count", "kind", "tags"],
-  "additionalProperties": false
-})";
-
-struct Result {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<int32_t> tokens;
-  std::string text;
-  FinishReason reason = FinishReason::kNone;
-  Status error;
-  bool done = false;
-  OutputCallback Callback() {
-    return [this](const EngineOutput& o) {
-      std::lock_guard<std::mutex> lock(mu);
-      tokens.insert(tokens.end(), o.token_ids.begin(), o.token_ids.end());
-      text += o.text;
-      if (o.finished) {
-        done = true;
-        reason = o.finish_reason;
-        error = o.error;
-        cv.notify_all();
-      }
-    };
-  }
-  bool Wait() {
-    std::unique_lock<std::mutex> lock(mu);
-    return cv.wait_for(lock, 300s, [&] { return done; });
-  }
-};
-
-// Proposes, for each known prompt, its next tokens from a script with random corruptions.
-class ScriptedDrafter : public Drafter {
- public:
-  ScriptedDrafter(uint32_t seed, double p_wrong, int32_t vocab)
-      : rng_(seed), p_wrong_(p_wrong), vocab_(vocab) {}
-  void Expect(std::vector<int32_t> prompt, std::vector<int32_t> continuation) {
-    script_.push_back({std::move(prompt), std::move(continuation)});
-  }
-  void Propose(int64_t, std::span<const int32_t> tokens, int64_t max_tokens,
-               std::vector<int32_t>* drafts) override {
-    drafts->clear();
-    for (const auto& [prompt, cont] : script_) {
-      if (tokens.size() < prompt.size() ||
-          !std::equal(prompt.begin(), prompt.end(), tokens.begin())) {
-        continue;
-      }
-      const size_t done = tokens.size() - prompt.size();
-      for (int64_t i = 0; i < max_tokens; ++i) {
-        const size_t at = done + static_cast<size_t>(i);
-        int32_t t = at < cont.size() ? cont[at] : 0;
-        if (std::bernoulli_distribution(p_wrong_)(rng_)) {
-          t = std::uniform_int_distribution<int32_t>(0, vocab_ - 1)(rng_);
-        }
-        drafts->push_back(t);
-      }
-      return;
-    }
-  }
-
- private:
-  std::mt19937 rng_;
-  double p_wrong_;
-  int32_t vocab_;
-  std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> script_;
-};
-
-class EngineStructuredTest : public ::testing::Test {
+class EngineStructuredTest : public testing::TinyLlamaSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto m = Model::Load((testing::SourceDir() / "models" / "tiny-llama").string());
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    model_ = std::move(m).value().release();
-  }
-  static void TearDownTestSuite() { delete model_; }
-
   static EngineOptions Options() {
     EngineOptions o;
     o.kv_blocks = 128;
@@ -116,66 +41,10 @@ class EngineStructuredTest : public ::testing::Test {
     o.num_threads = 2;
     return o;
   }
-
-  static std::vector<EngineRequest> Requests() {
-    const Tokenizer& tok = model_->tokenizer();
-    std::vector<EngineRequest> rs;
-    const char* prompts[] = {"config = ", "def f():\n    return ", "x = {", "data = "};
-    for (int i = 0; i < 4; ++i) {
-      EngineRequest r;
-      r.prompt = tok.Encode(prompts[i], false);
-      r.sampling.temperature = 0;
-      r.sampling.max_tokens = 200;
-      r.sampling.structured.kind = StructuredOutput::Kind::kJsonSchema;
-      r.sampling.structured.text = kSchema;
-      rs.push_back(r);
-    }
-    rs[3].sampling.structured.kind = StructuredOutput::Kind::kRegex;
-    rs[3].sampling.structured.text = "(0|[1-9][0-9]{0,3})( [+*] (0|[1-9][0-9]{0,3})){2}";
-    return rs;
-  }
-
-  static std::vector<std::unique_ptr<Result>> Run(Engine& e, const std::vector<EngineRequest>& rs) {
-    std::vector<std::unique_ptr<Result>> out;
-    for (const EngineRequest& r : rs) {
-      out.push_back(std::make_unique<Result>());
-      auto id = e.Submit(r, out.back()->Callback());
-      EXPECT_TRUE(id.ok()) << id.status().ToString();
-    }
-    for (auto& r : out) EXPECT_TRUE(r->Wait());
-    return out;
-  }
-
-  static void ExpectValid(const Result& r, bool regex) {
-    EXPECT_EQ(r.reason, FinishReason::kStop) << r.text << " " << r.error.message();
-    if (regex) {
-      EXPECT_TRUE(
-          std::regex_match(r.text, std::regex("(0|[1-9][0-9]{0,3})( [+*] (0|[1-9][0-9]{0,3})){2}")))
-          << r.text;
-      return;
-    }
-    const nlohmann::json j = nlohmann::json::parse(r.text, nullptr, /*allow_exceptions=*/false);
-    ASSERT_TRUE(j.is_object()) << r.text;
-    EXPECT_EQ(j.size(), 4u) << r.text;
-    ASSERT_TRUE(j.contains("name") && j["name"].is_string()) << r.text;
-    EXPECT_LE(j["name"].get<std::string>().size(), 10u * 4) << r.text;  // <= 10 characters
-    ASSERT_TRUE(j.contains("count") && j["count"].is_number_integer()) << r.text;
-    EXPECT_GE(j["count"].get<int>(), 0);
-    EXPECT_LE(j["count"].get<int>(), 99);
-    ASSERT_TRUE(j.contains("kind")) << r.text;
-    EXPECT_TRUE(j["kind"] == "a" || j["kind"] == "b") << r.text;
-    ASSERT_TRUE(j.contains("tags") && j["tags"].is_array()) << r.text;
-    EXPECT_LE(j["tags"].size(), 2u);
-    for (const auto& t : j["tags"]) EXPECT_TRUE(t.is_boolean());
-  }
-
-  static Model* model_;
 };
 
-Model* EngineStructuredTest::model_ = nullptr;
-
 TEST_F(EngineStructuredTest, ConstrainedBatchIsValidAndDraftsChangeNothing) {
-  std::vector<EngineRequest> requests = Requests();
+  std::vector<EngineRequest> requests = testing::Requests(model_->tokenizer());
   // Sampled requests share the batch (never speculated on).
   for (uint64_t seed : {1, 2}) {
     EngineRequest s = requests[0];
@@ -185,15 +54,15 @@ TEST_F(EngineStructuredTest, ConstrainedBatchIsValidAndDraftsChangeNothing) {
   }
   auto plain = Engine::Create(*model_, Options());
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
-  auto expected = Run(**plain, requests);
+  auto expected = RunAll(**plain, requests);
   for (size_t i = 0; i < expected.size(); ++i) {
     SCOPED_TRACE("request " + std::to_string(i));
     ExpectValid(*expected[i], i == 3);
   }
   // The model's unconstrained greedy continuations: drafts the grammar refuses.
-  std::vector<EngineRequest> free = Requests();
+  std::vector<EngineRequest> free = testing::Requests(model_->tokenizer());
   for (EngineRequest& r : free) r.sampling.structured = {};
-  auto unconstrained = Run(**plain, free);
+  auto unconstrained = RunAll(**plain, free);
 
   for (double p_wrong : {0.0, 0.3}) {
     for (bool wrong_script : {false, true}) {
@@ -210,7 +79,7 @@ TEST_F(EngineStructuredTest, ConstrainedBatchIsValidAndDraftsChangeNothing) {
       o.max_draft_tokens = 5;
       auto engine = Engine::Create(*model_, o);
       ASSERT_TRUE(engine.ok());
-      auto got = Run(**engine, requests);
+      auto got = RunAll(**engine, requests);
       for (size_t i = 0; i < requests.size(); ++i) {
         EXPECT_EQ(got[i]->text, expected[i]->text) << "request " << i;
         EXPECT_EQ(got[i]->tokens, expected[i]->tokens) << "request " << i;
@@ -230,7 +99,7 @@ TEST_F(EngineStructuredTest, ConstrainedBatchIsValidAndDraftsChangeNothing) {
 TEST_F(EngineStructuredTest, BadConstraintsAreRefusedAtSubmit) {
   auto engine = Engine::Create(*model_, Options());
   ASSERT_TRUE(engine.ok());
-  EngineRequest r = Requests()[0];
+  EngineRequest r = testing::Requests(model_->tokenizer())[0];
   r.sampling.structured.text = R"({"type":"object","if":{}})";
   Result res;
   auto id = (*engine)->Submit(r, res.Callback());
@@ -238,7 +107,7 @@ TEST_F(EngineStructuredTest, BadConstraintsAreRefusedAtSubmit) {
   EXPECT_EQ(id.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(id.status().message().find("keyword 'if' is not supported"), std::string::npos);
   EXPECT_FALSE((*engine)->CheckStructuredOutput(r.sampling.structured).ok());
-  r = Requests()[0];
+  r = testing::Requests(model_->tokenizer())[0];
   r.sampling.logit_bias = {{static_cast<int32_t>(model_->config().vocab_size), 1.0f}};
   EXPECT_FALSE((*engine)->Submit(r, res.Callback()).ok());
 }
@@ -302,7 +171,8 @@ TEST_F(EngineStructuredTest, VerifyRejectsADraftTheGrammarRefuses) {
   plan.sequences.push_back(s);
   plan.logits_rows = {0, 1, 2};
   auto res = runner.Run(
-      plan, [](RequestId, RowSampling*) {},
+      plan, [](RequestId, std::span<RowSampling>) {},
+      [](RequestId, std::span<const int32_t>, uint32_t*, size_t) {},
       [&](RequestId, float* logits, int32_t dev) { return out.OnToken(logits, dev, {}, {}); });
   ASSERT_TRUE(res.ok()) << res.status().ToString();
   ASSERT_EQ(res->sampled.size(), 1u);  // the refused draft ended the window

@@ -123,7 +123,9 @@ TEST_F(MakeModelCliTest, BadArgumentsFailCleanly) {
       Jisu({"make-model", "--shape", "tinyllama-1.1b", "--config", "c.json", "-o", out}),
       "exactly one of");
   const std::string bad = Write("bad.json", "{not json").string();
-  ExpectCleanError(Jisu({"make-model", "--config", bad, "-o", out}), "not a JSON object");
+  ExpectCleanError(Jisu({"make-model", "--config", bad, "-o", out}), "bad.json: not valid JSON");
+  const std::string list = Write("list.json", "[1, 2]").string();
+  ExpectCleanError(Jisu({"make-model", "--config", list, "-o", out}), "not a JSON object");
   const std::string missing = Write("missing.json", R"({"architectures": ["LlamaForCausalLM"]})");
   ExpectCleanError(Jisu({"make-model", "--config", missing, "-o", out}), "vocab_size");
   const std::string cfg = Write("c.json", kSmallConfig).string();

@@ -3,9 +3,11 @@
 // cold (a fresh compiler: the first request of a schema fills its mask cache) and warm, one
 // mask at a time and B at once on T threads as the engine samples a step's rows; the decode
 // step time at batch B comes from the engine running B unconstrained requests on the same
-// model. --tokenizer times the masks on another vocabulary (e.g. Llama 3's 128K tokenizer.json)
-// by re-tokenizing the generated texts: the grammar only sees bytes, so any tokenization of a
-// valid text is a valid trajectory.
+// model, against B requests under a grammar (the overhead); on a GPU those rows are masked and
+// drawn on the device, their masks filled on the host during the forward pass (timed too).
+// --tokenizer times the masks on another vocabulary (e.g. Llama 3's 128K tokenizer.json) by
+// re-tokenizing the generated texts: the grammar only sees bytes, so any tokenization of a valid
+// text is a valid trajectory.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -20,8 +22,10 @@
 #include "backend/backend_factory.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/mapped_file.h"
 #include "core/thread_pool.h"
 #include "engine/engine.h"
+#include "format/json_util.h"
 #include "grammar/grammar_compiler.h"
 #include "grammar/matcher.h"
 
@@ -42,6 +46,7 @@ struct BenchGrammarFlags {
   std::string batches = "1,64";
   int64_t gen_tokens = 32;
   int64_t steps = 200;
+  int rounds = 1;
   int threads = 0;
   std::string kv_memory = "1GiB";
   std::string device = "cpu";
@@ -92,10 +97,15 @@ constexpr const char* kEndlessGrammar =
     "root ::= \"{\\\"items\\\": [\" item (\", \" item)*\n"
     "item ::= \"{\\\"name\\\": \\\"\" [a-zA-Z ]{0,12} \"\\\", \\\"n\\\": \" [0-9]{1,4} \"}\"\n";
 
+struct StepTimes {
+  double step_ms = 0;       // mean engine step
+  double mask_fill_ms = 0;  // of which host mask filling for device rows (overlaps the forward)
+};
+
 // Mean engine step time while `batch` greedy requests all decode, unconstrained or under
 // kEndlessGrammar.
-Result<double> DecodeStepMs(Engine& engine, const ModelConfig& c, int batch, int64_t gen,
-                            bool constrained) {
+Result<StepTimes> DecodeStepMs(Engine& engine, const ModelConfig& c, int batch, int64_t gen,
+                               bool constrained) {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int32_t> token(3, static_cast<int32_t>(c.vocab_size) - 1);
   std::vector<EngineRequest> reqs(static_cast<size_t>(batch));
@@ -114,12 +124,16 @@ Result<double> DecodeStepMs(Engine& engine, const ModelConfig& c, int batch, int
   Status run;
   const int64_t finished_before = engine.scheduler_stats().num_finished;
   std::thread runner([&] { run = RunRequests(engine, reqs, &ignored); });
+  struct Snap {
+    double steps = 0, seconds = 0, mask_seconds = 0;
+  };
   auto snap = [&] {
     const std::string m = engine.MetricsText();
-    return std::pair<double, double>{MetricSample(m, "jisu:engine_steps_total"),
-                                     MetricSample(m, "jisu:step_duration_seconds_sum")};
+    return Snap{MetricSample(m, "jisu:engine_steps_total"),
+                MetricSample(m, "jisu:step_duration_seconds_sum"),
+                MetricSample(m, "jisu:device_mask_fill_seconds_total")};
   };
-  std::pair<double, double> a{}, b{};
+  Snap a, b;
   bool started = false;
   for (;;) {
     const SchedulerStats s = engine.scheduler_stats();
@@ -135,8 +149,10 @@ Result<double> DecodeStepMs(Engine& engine, const ModelConfig& c, int batch, int
   }
   runner.join();
   JISU_RETURN_IF_ERROR(run);
-  if (b.first <= a.first) return Status::Internal("no window with the whole batch decoding");
-  return (b.second - a.second) / (b.first - a.first) * 1e3;
+  if (b.steps <= a.steps) return Status::Internal("no window with the whole batch decoding");
+  const double steps = b.steps - a.steps;
+  return StepTimes{(b.seconds - a.seconds) / steps * 1e3,
+                   (b.mask_seconds - a.mask_seconds) / steps * 1e3};
 }
 
 struct MaskTimes {
@@ -244,9 +260,10 @@ Status RunBenchGrammar(const BenchGrammarFlags& f) {
       batches.push_back(b);
     }
   }
-  std::ifstream in(f.schemas);
-  const nlohmann::ordered_json suite = nlohmann::ordered_json::parse(in, nullptr, false);
-  if (suite.is_discarded() || !suite.contains("schemas")) {
+  JISU_ASSIGN_OR_RETURN(std::string suite_text, ReadTextFile(f.schemas));
+  JISU_ASSIGN_OR_RETURN(const nlohmann::ordered_json suite,
+                        ParseUntrustedJson<nlohmann::ordered_json>(suite_text, f.schemas));
+  if (!suite.is_object() || !suite.contains("schemas")) {
     return Status::InvalidArgument("--schemas: cannot read " + f.schemas);
   }
   JISU_ASSIGN_OR_RETURN(auto model, LoadModelFlag(f.model));
@@ -361,23 +378,34 @@ Status RunBenchGrammar(const BenchGrammarFlags& f) {
        {{"mean", warm.mean_us}, {"p50", warm.p50_us}, {"p99", warm.p99_us}, {"max", warm.max_us}}}};
   std::printf(
       "| batch | decode step ms | masks of a step, on %d threads ms | masks / step | the same "
-      "masks on one thread ms | / step | constrained decode step ms | / unconstrained |\n"
-      "|---|---|---|---|---|---|---|---|\n",
+      "masks on one thread ms | / step | constrained decode step ms | overhead | device rows' "
+      "mask fill ms/step (during the forward) |\n"
+      "|---|---|---|---|---|---|---|---|---|\n",
       pool.num_threads());
   for (int b : batches) {
     const BatchMasks m = BatchMaskMs(compiler, ts, b, f.steps, pool);
-    JISU_ASSIGN_OR_RETURN(double step_ms,
-                          DecodeStepMs(timed, timed_config, b, f.gen_tokens, false));
-    JISU_ASSIGN_OR_RETURN(double constrained_ms,
-                          DecodeStepMs(timed, timed_config, b, f.gen_tokens, true));
-    std::printf("| %d | %.2f | %.3f | %.2f%% | %.3f | %.2f%% | %.2f | %+.1f%% |\n", b, step_ms,
-                m.wall_ms, 100 * m.wall_ms / step_ms, m.serial_ms, 100 * m.serial_ms / step_ms,
-                constrained_ms, 100 * (constrained_ms / step_ms - 1));
-    out["batches"].push_back({{"batch", b},
-                              {"decode_step_ms", step_ms},
-                              {"mask_step_ms", m.wall_ms},
-                              {"mask_step_serial_ms", m.serial_ms},
-                              {"constrained_decode_step_ms", constrained_ms}});
+    // Rounds alternate the two runs, so drift (clocks, other load) shows as spread, not bias.
+    for (int round = 0; round < f.rounds; ++round) {
+      JISU_ASSIGN_OR_RETURN(StepTimes unconstrained,
+                            DecodeStepMs(timed, timed_config, b, f.gen_tokens, false));
+      JISU_ASSIGN_OR_RETURN(StepTimes constrained,
+                            DecodeStepMs(timed, timed_config, b, f.gen_tokens, true));
+      const double step_ms = unconstrained.step_ms;
+      const double overhead = 100 * (constrained.step_ms / step_ms - 1);
+      std::printf("| %d | %.3f | %.3f | %.2f%% | %.3f | %.2f%% | %.3f | %+.2f%% | %.3f |\n", b,
+                  step_ms, m.wall_ms, 100 * m.wall_ms / step_ms, m.serial_ms,
+                  100 * m.serial_ms / step_ms, constrained.step_ms, overhead,
+                  constrained.mask_fill_ms);
+      std::fflush(stdout);
+      out["batches"].push_back({{"batch", b},
+                                {"round", round},
+                                {"decode_step_ms", step_ms},
+                                {"mask_step_ms", m.wall_ms},
+                                {"mask_step_serial_ms", m.serial_ms},
+                                {"constrained_decode_step_ms", constrained.step_ms},
+                                {"overhead_percent", overhead},
+                                {"device_mask_fill_ms", constrained.mask_fill_ms}});
+    }
   }
   if (f.json) std::printf("%s\n", out.dump().c_str());
   return Status::Ok();
@@ -399,9 +427,15 @@ void RegisterBenchGrammar(CLI::App& app) {
   cmd->add_option("--batch", f->batches, "batch sizes, comma-separated");
   cmd->add_option("-n,--gen-tokens", f->gen_tokens, "tokens per request when timing decode steps");
   cmd->add_option("--steps", f->steps, "steps of masks timed per batch size");
+  cmd->add_option("--rounds", f->rounds,
+                  "unconstrained/constrained decode runs per batch size, alternating (a row "
+                  "each)")
+      ->check(CLI::Range(1, 100));
   cmd->add_option("-t,--threads", f->threads, "CPU threads (0 = all)");
   cmd->add_option("--kv-memory", f->kv_memory, "KV pool size");
-  cmd->add_option("--device", f->device, "cpu, cuda or cuda:N (masks are always on the host)");
+  cmd->add_option("--device", f->device,
+                  "cpu, cuda or cuda:N (masks are filled on the host; on a GPU the constrained "
+                  "rows are masked and drawn on the device)");
   cmd->add_flag("--json", f->json, "also print the figures as one JSON line");
   cmd->callback([f] { ReportStatus(RunBenchGrammar(*f)); });
 }

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/mapped_file.h"
+#include "format/json_util.h"
 
 namespace jisu::cli {
 namespace {
@@ -20,8 +21,8 @@ Status RunChatTemplate(const ChatTemplateFlags& f) {
   if (f.messages_file.empty()) return Status::InvalidArgument("--messages FILE.json is required");
   JISU_ASSIGN_OR_RETURN(std::string messages_text, ReadTextFile(f.messages_file, 64u << 20));
   // ordered_json keeps key order, so tojson in templates prints as transformers does.
-  nlohmann::ordered_json messages = nlohmann::ordered_json::parse(messages_text, nullptr, false);
-  if (messages.is_discarded()) return Status::InvalidArgument(f.messages_file + ": not valid JSON");
+  JISU_ASSIGN_OR_RETURN(nlohmann::ordered_json messages,
+                        ParseUntrustedJson<nlohmann::ordered_json>(messages_text, f.messages_file));
   // Accept either a bare array or an OpenAI-style {"messages": [...]} body.
   if (messages.is_object() && messages.contains("messages")) messages = messages["messages"];
   if (!messages.is_array()) {

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/mapped_file.h"
+#include "format/json_util.h"
 #include "model/dummy_model.h"
 #include "model/model_shapes.h"
 
@@ -30,8 +31,9 @@ Result<ModelConfig> ConfigFromFlags(const MakeModelFlags& f) {
     JISU_ASSIGN_OR_RETURN(c, NamedModelShape(f.shape));
   } else {
     JISU_ASSIGN_OR_RETURN(std::string text, ReadTextFile(f.config));
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
+    JISU_ASSIGN_OR_RETURN(const nlohmann::json j,
+                          ParseUntrustedJson<nlohmann::json>(text, f.config));
+    if (!j.is_object()) {
       return Status::InvalidArgument(f.config + ": not a JSON object");
     }
     auto r = ModelConfigFromHf(j);

@@ -10,6 +10,7 @@
 #include "convert/spm_vocab.h"
 #include "core/mapped_file.h"
 #include "format/gguf_writer.h"
+#include "format/json_util.h"
 #include "model/arch/architectures.h"
 #include "model/model.h"
 #include "model/tensor_names.h"
@@ -68,8 +69,8 @@ Status AddTokenizer(const std::string& dir, const Model& model, GgufWriter& w) {
   if (PrefersSentencePieceVocab(dir)) return AddSentencePieceVocab(dir, model, w);
   JISU_ASSIGN_OR_RETURN(std::string text,
                         ReadTextFile((fs::path(dir) / "tokenizer.json").string()));
-  const json tj = json::parse(text, nullptr, false);
-  if (tj.is_discarded() || !tj.is_object() || !tj.contains("model")) {
+  JISU_ASSIGN_OR_RETURN(const json tj, ParseUntrustedJson<json>(text, "tokenizer.json"));
+  if (!tj.is_object() || !tj.contains("model")) {
     return Status::Corrupt("tokenizer.json: not a tokenizer");
   }
   const json& m = tj["model"];

@@ -7,6 +7,7 @@
 
 #include "core/mapped_file.h"
 #include "format/gguf_writer.h"
+#include "format/json_util.h"
 #include "model/model.h"
 #include "tokenizer/spm_model.h"
 
@@ -25,9 +26,8 @@ Result<json> OptionalJson(const std::string& dir, const char* name) {
   const fs::path p = fs::path(dir) / name;
   if (!fs::exists(p)) return json();
   JISU_ASSIGN_OR_RETURN(std::string text, ReadTextFile(p.string()));
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return Status::Corrupt(std::string(name) + ": not a JSON object");
+  JISU_ASSIGN_OR_RETURN(json j, ParseUntrustedJson<json>(text, name));
+  if (!j.is_object()) return Status::Corrupt(std::string(name) + ": not a JSON object");
   return j;
 }
 

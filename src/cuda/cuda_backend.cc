@@ -138,44 +138,8 @@ Status CudaBackend::Gemm(const DeviceWeight& w, const void* x, int64_t tokens, f
                    y, accumulate, stream_);
 }
 
-Status CudaBackend::EnsureSampleBuffers(size_t rows) {
-  if (rows <= sample_cap_) return Status::Ok();
-  const size_t cap = std::max(rows, sample_cap_ * 2);
-  if (sample_host_) cudaFreeHost(sample_host_);
-  if (ids_host_) cudaFreeHost(ids_host_);
-  sample_host_ = nullptr;
-  ids_host_ = nullptr;
-  sample_cap_ = 0;
-  JISU_CUDA_RETURN(
-      cudaMallocHost(reinterpret_cast<void**>(&sample_host_), cap * sizeof(cuda::DeviceSampling)));
-  JISU_CUDA_RETURN(cudaMallocHost(reinterpret_cast<void**>(&ids_host_), cap * sizeof(int32_t)));
-  JISU_RETURN_IF_ERROR(sample_dev_.Resize(cap * sizeof(cuda::DeviceSampling)));
-  JISU_RETURN_IF_ERROR(ids_dev_.Resize(cap * sizeof(int32_t)));
-  if (sample_scratch_.size() == 0) {
-    JISU_RETURN_IF_ERROR(sample_scratch_.Resize(cuda::SampleScratchBytes()));
-  }
-  sample_cap_ = cap;
-  return Status::Ok();
-}
-
-Status CudaBackend::ForwardSample(const ForwardBatch& batch, std::span<const RowSampling> sampling,
-                                  float* logits, int32_t* ids) {
-  if (sampling.size() != batch.logits_rows.size()) {
-    return Status::InvalidArgument("cuda backend: one sampling entry per logits row expected");
-  }
-  for (const RowSampling& r : sampling) {
-    if (!r.on_device) continue;
-    if (!(r.temperature >= 0.0f) || !std::isfinite(r.temperature) || !(r.top_p > 0.0f) ||
-        r.top_p > 1.0f || !(r.min_p >= 0.0f) || r.min_p > 1.0f || r.top_k < 0 || !(r.u >= 0.0) ||
-        r.u >= 1.0) {
-      return Status::InvalidArgument("cuda backend: bad device sampling parameters");
-    }
-  }
-  return Run(batch, sampling, logits, ids);
-}
-
 Status CudaBackend::Run(const ForwardBatch& batch, std::span<const RowSampling> sampling,
-                        float* logits, int32_t* ids) {
+                        FillTokenMasksFn fill_masks, float* logits, int32_t* ids) {
   JISU_RETURN_IF_ERROR(Validate(batch));
   const int64_t T = batch.num_tokens();
   if (T == 0) return Status::Ok();
@@ -217,41 +181,7 @@ Status CudaBackend::Run(const ForwardBatch& batch, std::span<const RowSampling> 
     JISU_CUDA_RETURN(
         cudaMemcpyAsync(logits, logits_.get(), R * vocab * 4, cudaMemcpyDeviceToHost, stream_));
   } else if (R > 0) {
-    JISU_RETURN_IF_ERROR(EnsureSampleBuffers(static_cast<size_t>(R)));
-    for (int64_t r = 0; r < R; ++r) {
-      const RowSampling& rs = sampling[r];
-      if (!rs.on_device) continue;
-      cuda::DeviceSampling& d = sample_host_[num_device++];
-      d.row = static_cast<int32_t>(r);
-      d.temperature = rs.temperature;
-      d.top_k = rs.top_k;
-      d.top_p = rs.top_p;
-      d.min_p = rs.min_p;
-      d.u = rs.u;
-    }
-    if (num_device > 0) {
-      JISU_CUDA_RETURN(cudaMemcpyAsync(sample_dev_.get(), sample_host_,
-                                       num_device * sizeof(cuda::DeviceSampling),
-                                       cudaMemcpyHostToDevice, stream_));
-      cuda::LaunchSampleRows(
-          logits_.as<float>(), static_cast<int>(vocab), sample_dev_.as<cuda::DeviceSampling>(),
-          sample_host_, num_device, ids_dev_.as<int32_t>(), sample_scratch_.get(), stream_, -1,
-          options_.reference_sampler ? cuda::SamplePath::kReference : cuda::SamplePath::kAuto);
-      JISU_CUDA_RETURN(cudaMemcpyAsync(ids_host_, ids_dev_.get(), num_device * sizeof(int32_t),
-                                       cudaMemcpyDeviceToHost, stream_));
-    }
-    // Host rows' logits, consecutive rows in one copy.
-    for (int64_t r = 0; r < R;) {
-      if (sampling[r].on_device) {
-        ++r;
-        continue;
-      }
-      int64_t e = r;
-      while (e < R && !sampling[e].on_device) ++e;
-      JISU_CUDA_RETURN(cudaMemcpyAsync(logits + r * vocab, logits_.as<float>() + r * vocab,
-                                       (e - r) * vocab * 4, cudaMemcpyDeviceToHost, stream_));
-      r = e;
-    }
+    JISU_RETURN_IF_ERROR(SampleRows(sampling, fill_masks, logits, &num_device));
   }
   JISU_CUDA_RETURN(cudaGetLastError());
   JISU_CUDA_RETURN(cudaStreamSynchronize(stream_));

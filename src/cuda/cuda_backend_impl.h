@@ -1,6 +1,7 @@
-// The CUDA backend's class, shared by its implementation files (cuda_backend.cc: setup, the
-// step and sampling; cuda_weights.cc: weight upload; cuda_step_meta.cc: the step's metadata
-// and attention work items). Not part of the public interface (cuda/cuda_backend.h).
+// The CUDA backend's class, shared by its implementation files (cuda_backend.cc: setup and the
+// step; cuda_sampling_step.cc: the draw on the device and the host rows' logits; cuda_weights.cc:
+// weight upload; cuda_step_meta.cc: the step's metadata and attention work items). Not part of the
+// public interface (cuda/cuda_backend.h).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -88,6 +89,9 @@ class CudaBackend final : public ForwardBackend {
     if (host_logits_) cudaFreeHost(host_logits_);
     if (sample_host_) cudaFreeHost(sample_host_);
     if (ids_host_) cudaFreeHost(ids_host_);
+    if (constraint_host_) cudaFreeHost(constraint_host_);
+    if (constraints_copied_) cudaEventDestroy(constraints_copied_);
+    if (copy_stream_) cudaStreamDestroy(copy_stream_);
   }
 
   Status Init();
@@ -100,11 +104,12 @@ class CudaBackend final : public ForwardBackend {
   int64_t kv_block_size() const override { return options_.block_size; }
   uint64_t kv_bytes_per_block() const override { return BlockBytes() * config_.num_layers; }
   Status Forward(const ForwardBatch& batch, float* logits) override {
-    return Run(batch, {}, logits, nullptr);
+    return Run(batch, {}, FillTokenMasksFn([](uint32_t*, size_t) {}), logits, nullptr);
   }
   bool CanSample() const override { return true; }
+  using ForwardBackend::ForwardSample;
   Status ForwardSample(const ForwardBatch& batch, std::span<const RowSampling> sampling,
-                       float* logits, int32_t* ids) override;
+                       FillTokenMasksFn fill_masks, float* logits, int32_t* ids) override;
   float* HostLogitsBuffer(size_t num_floats) override {
     if (num_floats > host_logits_cap_) {
       if (host_logits_) cudaFreeHost(host_logits_);
@@ -181,9 +186,23 @@ class CudaBackend final : public ForwardBackend {
   size_t sample_cap_ = 0;
   DeviceBuffer sample_dev_, ids_dev_;
   DeviceBuffer sample_scratch_;  // partials of rows split over several blocks
-  Status Run(const ForwardBatch& batch, std::span<const RowSampling> sampling, float* logits,
-             int32_t* ids);
+  // Token masks and logit_bias of device rows (cuda_sampling_step.cc): pinned staging, its
+  // device copy, and the side stream that copies it while the forward pass runs.
+  unsigned char* constraint_host_ = nullptr;
+  size_t constraint_cap_ = 0;  // bytes
+  DeviceBuffer constraint_dev_;
+  cudaStream_t copy_stream_ = nullptr;
+  cudaEvent_t constraints_copied_ = nullptr;
+  Status Run(const ForwardBatch& batch, std::span<const RowSampling> sampling,
+             FillTokenMasksFn fill_masks, float* logits, int32_t* ids);
   Status EnsureSampleBuffers(size_t rows);
+  Status EnsureConstraintBuffers(size_t bytes);
+  // After the forward pass is queued: device rows drawn (ids to ids_host_, *num_device of
+  // them), host rows' logits copied to `logits`; nothing waited for.
+  Status SampleRows(std::span<const RowSampling> sampling, FillTokenMasksFn fill_masks,
+                    float* logits, int* num_device);
+  // logit_bias and token masks of the device rows, on the logits before the draw.
+  Status ApplyRowConstraints(std::span<const RowSampling> sampling, FillTokenMasksFn fill_masks);
 
   // Step metadata: built in pinned host memory, uploaded with one copy.
   int32_t* meta_host_ = nullptr;

@@ -254,6 +254,26 @@ SamplePath LaunchSampleRows(const float* logits, int vocab, const DeviceSampling
                             void* scratch, cudaStream_t stream, int max_cached = -1,
                             SamplePath path = SamplePath::kAuto);
 
+// Structured output and logit_bias on the device (token_mask.cu), launched on the logits before
+// LaunchSampleRows. masks: [num_rows][words] (bit id % 32 of word id / 32 set = allowed; bits
+// at or past vocab are ignored); rows[i]: the logits row mask i applies to. Disallowed ids get
+// -inf; allowed ones keep their value.
+void LaunchApplyTokenMasks(float* logits, int vocab, const uint32_t* masks, int words,
+                           const int32_t* rows, int num_rows, cudaStream_t stream);
+// A row's logit_bias entries: entries [begin, begin + count) add to logits row `row`.
+struct DeviceBiasRow {
+  int32_t row = 0;
+  int32_t begin = 0;
+  int32_t count = 0;
+};
+struct DeviceBiasEntry {
+  int32_t id = 0;  // ids outside [0, vocab) are skipped, as on the host
+  float bias = 0;
+};
+// logits[row, id] += bias for every entry, each row's entries in order (as the host sampler).
+void LaunchAddLogitBias(float* logits, int vocab, const DeviceBiasRow* rows, int num_rows,
+                        const DeviceBiasEntry* entries, cudaStream_t stream);
+
 // Weight generation for benchmarks: uniform in [-scale, scale] from a counter hash.
 void LaunchFillRandomBf16(uint16_t* dst, size_t n, float scale, uint64_t seed, cudaStream_t stream);
 void LaunchFillF32(float* dst, size_t n, float value, cudaStream_t stream);

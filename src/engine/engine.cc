@@ -357,18 +357,27 @@ void Engine::Step() {
   }
   // Rows without logprobs and penalties are drawn on the device when the backend can (only
   // token ids come back) unless the request asks for the host; the draw is taken from the
-  // request's generator either way.
-  auto plan_row = [&](RequestId id, RowSampling* row) {
+  // request's generator either way. A grammar's mask and logit_bias go with the row. The rows
+  // of a sequence fed drafts are all drawn, and verification reads them in turn: only greedy
+  // requests are speculated on, and a greedy draw takes nothing from the generator, so a row
+  // verification never reads changes nothing.
+  auto plan_rows = [&](RequestId id, std::span<RowSampling> rows) {
     Live& l = *live_.at(id);
-    if (l.request.options.sampling != SamplingPlacement::kHost && !l.output.NeedsHostLogits()) {
-      l.output.PlanDeviceRow(row);
+    if (l.request.options.sampling == SamplingPlacement::kHost || l.output.NeedsHostLogits()) {
+      return;
     }
+    if (rows.size() > 1 && l.output.params().temperature != 0.0f) return;
+    for (RowSampling& row : rows) l.output.PlanDeviceRow(&row);
+  };
+  auto fill_masks = [&](RequestId id, std::span<const int32_t> drafts, uint32_t* masks,
+                        size_t words) {
+    live_.at(id)->output.FillGrammarMasks(drafts, masks, words);
   };
   auto sample = [&](RequestId id, float* logits, int32_t device_token) {
     const SchedRequest* r = scheduler_.Find(id);
     return live_.at(id)->output.OnToken(logits, device_token, r->prompt(), r->output());
   };
-  auto out = runner_.Run(plan, plan_row, sample);
+  auto out = runner_.Run(plan, plan_rows, fill_masks, sample);
   if (!out.ok()) {
     // A failed forward pass fails the requests of this step; the engine keeps serving.
     for (const ScheduledSequence& s : plan.sequences) {
@@ -434,6 +443,7 @@ void Engine::Step() {
       if (window > 0) ProposeDrafts(t.request_id, &l, window);
     }
   }
+  if (runner_.last_mask_seconds() > 0) metrics_.OnDeviceMasks(runner_.last_mask_seconds());
   metrics_.OnStep(Now() - step_start, sched_seconds, plan.num_tokens(),
                   static_cast<int64_t>(plan.sequences.size()));
 }

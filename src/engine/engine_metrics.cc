@@ -56,6 +56,10 @@ EngineMetrics::EngineMetrics(MetricsRegistry* r, int64_t block_size, int64_t num
                     "Prompt tokens served from the prefix cache at admission (not recomputed).");
   generation_tokens_ = r->AddCounter("vllm:generation_tokens_total", "Generated tokens.");
   steps_ = r->AddCounter("jisu:engine_steps_total", "Engine steps run.");
+  device_mask_seconds_ = r->AddCounter(
+      "jisu:device_mask_fill_seconds_total",
+      "Host time filling structured-output token masks for rows drawn on the device, seconds "
+      "(during the forward pass).");
   ttft_ = r->AddHistogram("vllm:time_to_first_token_seconds", "Submit to first token, seconds.",
                           LatencyBuckets());
   tpot_ = r->AddHistogram("vllm:time_per_output_token_seconds",

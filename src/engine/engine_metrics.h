@@ -32,6 +32,9 @@ class EngineMetrics {
   // A request was first scheduled: its prompt length and the part served by the prefix cache.
   void OnAdmitted(TenantId tenant, int64_t prompt_tokens, int64_t cached_tokens);
   void OnTokensGenerated(int64_t n) { generation_tokens_->Inc(static_cast<double>(n)); }
+  // Host time a step spent filling the token masks of rows drawn on the device (it overlaps
+  // the forward pass).
+  void OnDeviceMasks(double seconds) { device_mask_seconds_->Inc(seconds); }
   void OnFirstToken(double ttft_seconds) { ttft_->Observe(ttft_seconds); }
   // ttft_seconds < 0: no token was produced.
   void OnFinished(FinishReason reason, double e2e_seconds, double ttft_seconds,
@@ -49,7 +52,7 @@ class EngineMetrics {
   Gauge *running_, *waiting_, *queue_length_, *kv_usage_, *gpu_cache_usage_, *kv_blocks_used_,
       *kv_blocks_total_, *kv_fragmentation_, *cached_blocks_, *cached_blocks_multi_;
   Counter *preemptions_, *evictions_, *prefix_queries_, *prefix_hits_, *prompt_tokens_,
-      *cached_prompt_tokens_, *generation_tokens_, *steps_;
+      *cached_prompt_tokens_, *generation_tokens_, *steps_, *device_mask_seconds_;
   Histogram *ttft_, *tpot_, *e2e_, *step_time_, *sched_time_, *iteration_tokens_, *step_seqs_;
   Counter *finished_stop_, *finished_length_, *finished_cancelled_, *finished_error_;
   Counter *success_stop_, *success_length_;

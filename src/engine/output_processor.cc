@@ -1,6 +1,7 @@
 #include "engine/output_processor.h"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 
 #include "jisu/request_options.h"
@@ -39,6 +40,24 @@ void OutputProcessor::FillGrammarMask(uint32_t* mask) {
   }
 }
 
+void OutputProcessor::FillGrammarMasks(std::span<const int32_t> drafts, uint32_t* masks,
+                                       size_t words) {
+  assert(words == mask_.size());
+  const size_t rows = drafts.size() + 1;
+  int accepted = 0;
+  size_t filled = 0;
+  while (filled < rows) {
+    FillGrammarMask(masks + filled * words);
+    ++filled;
+    if (filled == rows || !matcher_->AcceptToken(drafts[filled - 1])) break;
+    ++accepted;
+  }
+  std::fill(masks + filled * words, masks + rows * words, 0u);
+  // Drafts are at most kMaxSpeculative (TrimDrafts), within the matcher's rollback window.
+  [[maybe_unused]] const bool rolled_back = matcher_->Rollback(accepted);
+  assert(rolled_back);
+}
+
 void OutputProcessor::ApplyGrammar(float* logits) {
   FillGrammarMask(mask_.data());
   const size_t words = mask_.size();
@@ -75,6 +94,8 @@ void OutputProcessor::PlanDeviceRow(RowSampling* row) {
   row->top_p = p.top_p;
   row->min_p = p.min_p;
   row->u = sampler_.TakeDraw();
+  row->masked = matcher_ != nullptr;
+  row->logit_bias = p.logit_bias;
 }
 
 SampledToken OutputProcessor::OnToken(float* logits, int32_t device_token,

@@ -2,7 +2,8 @@
 // It owns the request's Sampler, StopMatcher and StreamDecoder, collects logprobs, checks EOS
 // and decides how the request finishes. With structured output it also owns the request's
 // GrammarMatcher: before each draw the row's disallowed tokens get -inf (the grammar's token
-// bitmask), after it the matcher takes the token; once the grammar is complete and nothing may
+// bitmask: here for a host row, on the device for a row drawn there, FillGrammarMasks), after
+// it the matcher takes the token; once the grammar is complete and nothing may
 // follow, the request stops (kStop) without waiting for an EOS. The engine calls OnToken for every
 // sampled or verified token of a step (in order; with drafts several per step, the last one may
 // finish the request) and Emit once per step to take what the step produced; the Generator drives
@@ -62,24 +63,24 @@ class OutputProcessor {
   int64_t num_output_tokens() const { return num_tokens_; }
   bool stopped() const { return stopped_; }
 
-  // Whether the token must be chosen on the host from the full row (logprobs, penalties, logit
-  // bias, a grammar). A constrained row is masked here, on the host: on the CUDA backend its
-  // logits row is downloaded like a logprob row's. A device-side mask is the next step: the
-  // mask is already what a kernel would take (mask_words() uint32 per row, bit id % 32 of word
-  // id / 32 set = allowed), filled by FillGrammarMask before the draw.
-  bool NeedsHostLogits() const {
-    return top_logprobs_ >= 0 || sampler_.UsesPenalties() ||
-           !sampler_.params().logit_bias.empty() || matcher_ != nullptr;
-  }
+  // Whether the token must be chosen on the host from the full row (logprobs, penalties: they
+  // need the raw row or the token history). A grammar and logit_bias do not: a device that
+  // samples applies the same mask (FillGrammarMasks) and bias to the row before its draw.
+  bool NeedsHostLogits() const { return top_logprobs_ >= 0 || sampler_.UsesPenalties(); }
   bool constrained() const { return matcher_ != nullptr; }
   // Structured output: the tokens allowed next, into mask[grammar vocab mask_words()] (EOS
   // only when the grammar is complete and the request does not ignore EOS).
   void FillGrammarMask(uint32_t* mask);
+  // The masks of a step's rows drawn on a device: row i's (masks + i * words) is the mask after
+  // drafts[0..i) (rows = drafts.size() + 1; verification reads row i only when those drafts were
+  // kept). The matcher goes through the drafts and back. A draft the grammar refuses leaves the
+  // rows after it all zero (never read: row i cannot pick refused draft i).
+  void FillGrammarMasks(std::span<const int32_t> drafts, uint32_t* masks, size_t words);
   // Speculative decoding: cuts `drafts` before the first token the grammar would refuse (they
   // cost a verification slot and cannot be kept). The matcher is tried and rolled back.
   void TrimDrafts(std::vector<int32_t>* drafts);
-  // Sets a device-drawn row's parameters, taking the draw from this request's generator (so a
-  // seed gives the same tokens on every device).
+  // Sets a device-drawn row's parameters (filters, logit_bias, whether it is masked), taking the
+  // draw from this request's generator (so a seed gives the same tokens on every device).
   void PlanDeviceRow(RowSampling* row);
 
   // One token: chosen from `logits` (vocab_size floats, used as scratch) or, when logits is

@@ -65,7 +65,11 @@ grammar::GrammarCompiler* OutputProcessorGrammarTest::compiler_ = nullptr;
 
 TEST_F(OutputProcessorGrammarTest, MaskOverridesTheModelAndStopsWhenComplete) {
   auto p = Make(StructuredOutput::Kind::kRegex, "(one|two)");
-  EXPECT_TRUE(p->NeedsHostLogits());
+  // A device that samples applies the same mask (FillGrammarMasks): no host row needed.
+  EXPECT_FALSE(p->NeedsHostLogits());
+  RowSampling row;
+  p->PlanDeviceRow(&row);
+  EXPECT_TRUE(row.on_device && row.masked);
   const int32_t maybe = Id("maybe");
   const int32_t one = Id("one");
   // The model wants "maybe"; the grammar only allows what spells one/two.
@@ -141,13 +145,18 @@ TEST_F(OutputProcessorGrammarTest, TrimDraftsStopsAtTheFirstRefusedToken) {
   EXPECT_EQ(t.token_id, Id("ab"));
 }
 
-TEST_F(OutputProcessorGrammarTest, LogitBiasNeedsTheHostAndApplies) {
+TEST_F(OutputProcessorGrammarTest, LogitBiasAppliesAndRidesWithDeviceRows) {
   SamplingParams sp;
   sp.temperature = 0;
   sp.max_tokens = 8;
   sp.logit_bias = {{Id("one"), 100.0f}};
   OutputProcessor p(sp, -1, model_->tokenizer(), model_->eos_ids(), vocab());
-  EXPECT_TRUE(p.NeedsHostLogits());
+  EXPECT_FALSE(p.NeedsHostLogits());
+  RowSampling row;
+  p.PlanDeviceRow(&row);
+  EXPECT_FALSE(row.masked);
+  ASSERT_EQ(row.logit_bias.size(), 1u);
+  EXPECT_EQ(row.logit_bias[0], std::make_pair(Id("one"), 100.0f));
   EXPECT_EQ(Step(&p, Id("maybe"), Id("no")).token_id, Id("one"));
 }
 

@@ -1,8 +1,21 @@
 #include "engine/step_runner.h"
 
+#include <chrono>
+
 namespace jisu {
 
-Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowFn plan_row, SampleFn sample) {
+namespace {
+
+// The drafts fed to `s`: its last fed tokens, draft i following row i.
+std::span<const int32_t> Drafts(const StepPlan& plan, const ScheduledSequence& s) {
+  return {plan.token_ids.data() + s.token_offset + s.num_tokens - s.num_draft_tokens,
+          static_cast<size_t>(s.num_draft_tokens)};
+}
+
+}  // namespace
+
+Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowsFn plan_rows,
+                                   FillMasksFn fill_masks, SampleFn sample) {
   StepOutput out;
   if (plan.empty()) return out;
   ForwardBatch batch;
@@ -25,18 +38,55 @@ Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowFn plan_row, Sam
     logits = logits_.data();
   }
   bool any_device = false;
+  // Masks are packed in row order of the masked sequences (plan order is row order).
+  masked_seqs_.clear();
+  mask_offsets_.clear();
+  size_t masked_rows = 0;
+  mask_seconds_ = 0;
   if (model_.CanSample()) {
     row_sampling_.assign(rows, RowSampling{});
     for (const ScheduledSequence* s : logit_seqs_) {
-      if (s->num_logits_rows != 1) continue;
-      RowSampling& row = row_sampling_[s->first_logits_row];
-      plan_row(s->request_id, &row);
-      any_device |= row.on_device;
+      const std::span<RowSampling> seq(row_sampling_.data() + s->first_logits_row,
+                                       static_cast<size_t>(s->num_logits_rows));
+      plan_rows(s->request_id, seq);
+      for (const RowSampling& r : seq) {
+        any_device |= r.on_device;
+        if (r.masked != seq[0].masked || (r.masked && !r.on_device)) {
+          return Status::Internal("step runner: masked rows must be a whole sequence on device");
+        }
+      }
+      // The masks are filled per draft position: one row per draft + 1.
+      if (seq[0].masked && s->num_logits_rows != s->num_draft_tokens + 1) {
+        return Status::Internal("step runner: masked rows must be one per draft + 1");
+      }
+      if (seq[0].masked) {
+        mask_offsets_.push_back(masked_rows);
+        masked_rows += static_cast<size_t>(s->num_logits_rows);
+        masked_seqs_.push_back(s);
+      }
     }
   }
+  // Called by the backend once the forward pass is queued: the masks are filled meanwhile.
+  auto fill = [&](uint32_t* masks, size_t words) {
+    const auto start = std::chrono::steady_clock::now();
+    auto run = [&](int64_t begin, int64_t end) {
+      for (int64_t q = begin; q < end; ++q) {
+        const ScheduledSequence& s = *masked_seqs_[q];
+        fill_masks(s.request_id, Drafts(plan, s), masks + mask_offsets_[q] * words, words);
+      }
+    };
+    const int64_t n = static_cast<int64_t>(masked_seqs_.size());
+    if (sample_pool_ && n > 1) {
+      sample_pool_->ParallelFor(n, 1, run);
+    } else {
+      run(0, n);
+    }
+    mask_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   if (any_device) {
     device_ids_.assign(rows, 0);
-    JISU_RETURN_IF_ERROR(model_.ForwardSample(batch, row_sampling_, logits, device_ids_.data()));
+    JISU_RETURN_IF_ERROR(
+        model_.ForwardSample(batch, row_sampling_, fill, logits, device_ids_.data()));
   } else {
     JISU_RETURN_IF_ERROR(model_.Forward(batch, logits));
   }
@@ -46,9 +96,7 @@ Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowFn plan_row, Sam
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t q = begin; q < end; ++q) {
       const ScheduledSequence& s = *logit_seqs_[q];
-      // The drafts are the sequence's last fed tokens: draft i follows row i.
-      const int32_t* drafts =
-          plan.token_ids.data() + s.token_offset + s.num_tokens - s.num_draft_tokens;
+      const std::span<const int32_t> drafts = Drafts(plan, s);
       int64_t n = 0;
       for (int64_t i = 0; i < s.num_logits_rows; ++i) {
         const int64_t r = s.first_logits_row + i;
@@ -57,7 +105,9 @@ Result<StepOutput> StepRunner::Run(const StepPlan& plan, PlanRowFn plan_row, Sam
                                 device ? device_ids_[r] : 0);
         t.request_id = s.request_id;
         row_tokens_[s.first_logits_row + n++] = t;
-        if (t.finished || i == s.num_draft_tokens || t.token_id != drafts[i]) break;
+        if (t.finished || i == s.num_draft_tokens || t.token_id != drafts[static_cast<size_t>(i)]) {
+          break;
+        }
       }
       num_accepted_[q] = n;
     }

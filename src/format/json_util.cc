@@ -77,4 +77,22 @@ Result<nlohmann::json> ParseJson(std::string_view text) {
   }
 }
 
+template <class J>
+Result<J> ParseUntrustedJson(std::string_view text, std::string_view what) {
+  if (MaxDepth(text) > kMaxJsonDepth) {
+    return Status::Corrupt(std::string(what) + ": JSON nested deeper than " +
+                           std::to_string(kMaxJsonDepth) + " levels");
+  }
+  try {
+    J j = J::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Status::Corrupt(std::string(what) + ": not valid JSON");
+    return j;
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted(std::string(what) + ": out of memory parsing JSON");
+  }
+}
+
+template Result<nlohmann::json> ParseUntrustedJson(std::string_view, std::string_view);
+template Result<nlohmann::ordered_json> ParseUntrustedJson(std::string_view, std::string_view);
+
 }  // namespace jisu

@@ -121,6 +121,27 @@ TEST(GbnfParserTest, PrintedGrammarParsesToTheSameLanguage) {
   EXPECT_FALSE(testing::Accepts(a, "aba"));
 }
 
+// A grammar imported into another under a prefix keeps its language there, and the two sets
+// of rule names (both have `root` and `x`) do not meet.
+TEST(GbnfParserTest, ImportedRulesKeepTheirLanguage) {
+  auto outer = ParseGbnf("root ::= \"<\" inner \">\" x\ninner ::= \"?\"\nx ::= \"!\"\n");
+  auto part = ParseGbnf("root ::= x (\",\" x)*\nx ::= [0-9]+ | \"(\" root \")\"\n");
+  ASSERT_TRUE(outer.ok() && part.ok());
+  auto root = ImportRules(*part, "inner-", &*outer);
+  ASSERT_TRUE(root.ok()) << root.status().message();
+  EXPECT_EQ(outer->rule(*root).name, "inner-root");
+  outer->SetBody(static_cast<uint32_t>(outer->Find("inner")), Expr::Ref(*root));
+  auto again = ParseGbnf(outer->ToGbnf());  // what the server sends the engine
+  ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << outer->ToGbnf();
+  auto c = testing::CompileGrammar(*again, testing::ByteVocab());
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(testing::Accepts(c, "<1,(2,(3)),45>!"));
+  EXPECT_FALSE(testing::Accepts(c, "<?>!"));
+  EXPECT_FALSE(testing::Accepts(c, "<1,>!"));
+  EXPECT_FALSE(testing::Accepts(c, "<1>"));
+  EXPECT_FALSE(ImportRules(Grammar(), "p-", &*outer).ok());
+}
+
 TEST(RegexToGrammarTest, UnsupportedFeaturesAreErrors) {
   for (const char* p : {"(a)\\1", "a(?=b)", "a(?!b)", "(?<=a)b", "\\bword", "a^b", "a$b", "(?i)a",
                         "a**", "(a", "a)", "[a", "\\", "x{2,1}", "\\p{L}", "a{99999}"}) {

@@ -266,4 +266,30 @@ std::string Grammar::ToGbnf() const {
   return out;
 }
 
+namespace {
+
+void RemapRefs(Expr* e, const std::vector<uint32_t>& ids) {
+  if (e->kind == Expr::Kind::kRef) e->rule = ids[e->rule];
+  for (Expr& c : e->children) RemapRefs(&c, ids);
+}
+
+}  // namespace
+
+Result<uint32_t> ImportRules(const Grammar& from, std::string_view prefix, Grammar* into) {
+  if (from.rules().empty()) return Status::InvalidArgument("the imported grammar has no rules");
+  // All names first: bodies may refer to any rule, before or after them.
+  std::vector<uint32_t> ids;
+  ids.reserve(from.rules().size());
+  for (const Rule& r : from.rules()) {
+    JISU_ASSIGN_OR_RETURN(uint32_t id, into->AddUniqueRule(std::string(prefix) + r.name));
+    ids.push_back(id);
+  }
+  for (size_t i = 0; i < from.rules().size(); ++i) {
+    Expr body = from.rules()[i].body;
+    RemapRefs(&body, ids);
+    into->SetBody(ids[i], std::move(body));
+  }
+  return ids[from.root()];
+}
+
 }  // namespace jisu::grammar

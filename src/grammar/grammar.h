@@ -95,4 +95,10 @@ class Grammar {
 // GBNF spelling of one expression (rule references by name).
 std::string ExprToGbnf(const Expr& e, const Grammar& g);
 
+// Copies every rule of `from` into `into`, each renamed `prefix` + its name (made unique), its
+// references remapped; returns the index in `into` of from's root. How a grammar built on its
+// own (a JSON Schema's) becomes one part of another (a tool call's arguments in the call syntax)
+// without its rule names meeting the other's.
+Result<uint32_t> ImportRules(const Grammar& from, std::string_view prefix, Grammar* into);
+
 }  // namespace jisu::grammar

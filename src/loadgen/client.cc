@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "format/json_util.h"
 #include "loadgen/openai_stream.h"
 #include "loadgen/sse_parser.h"
 
@@ -54,8 +55,9 @@ httplib::Headers BaseHeaders(const ClientOptions& o) {
 }
 
 std::string ErrorMessageFromBody(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (!j.is_discarded() && j.is_object()) {
+  auto parsed = ParseUntrustedJson<nlohmann::json>(body, "answer");
+  if (parsed.ok() && parsed->is_object()) {
+    const nlohmann::json& j = *parsed;
     auto e = j.find("error");
     if (e != j.end()) {
       if (e->is_object() && e->contains("message") && (*e)["message"].is_string()) {
@@ -216,9 +218,11 @@ Result<std::string> FetchFirstModelId(const ClientOptions& o) {
     return Status::IoError(where + ": HTTP " + std::to_string(res->status) + ": " +
                            ErrorMessageFromBody(res->body));
   }
-  auto j = nlohmann::json::parse(res->body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("data") || !j["data"].is_array() ||
-      j["data"].empty() || !j["data"][0].is_object() || !j["data"][0].contains("id") ||
+  auto parsed = ParseUntrustedJson<nlohmann::json>(res->body, where);
+  if (!parsed.ok()) return parsed.status();
+  nlohmann::json& j = *parsed;
+  if (!j.is_object() || !j.contains("data") || !j["data"].is_array() || j["data"].empty() ||
+      !j["data"][0].is_object() || !j["data"][0].contains("id") ||
       !j["data"][0]["id"].is_string()) {
     return Status::Corrupt(where + ": no model id in the answer (give --model)");
   }

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format/json_util.h"
+
 namespace jisu::loadgen {
 namespace {
 
@@ -49,12 +51,13 @@ void OpenAiStreamReader::OnEvent(std::string_view data, double t) {
     done_ = true;
     return;
   }
-  nlohmann::json j = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+  auto parsed = ParseUntrustedJson<nlohmann::json>(data, "stream event");
+  if (!parsed.ok() || !parsed->is_object()) {
     Fail(result_, ErrorKind::kBadResponse,
          "unparseable stream event: " + std::string(data.substr(0, 200)));
     return;
   }
+  const nlohmann::json& j = *parsed;
   if (auto e = j.find("error"); e != j.end() && !e->is_null()) {
     std::string message = e->is_object() && e->contains("message") && (*e)["message"].is_string()
                               ? (*e)["message"].get<std::string>()

@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
+#include "core/function_ref.h"
 #include "jisu/status.h"
 #include "model/forward_batch.h"
 #include "model/model_config.h"
@@ -21,8 +23,9 @@ namespace jisu {
 class ThreadPool;
 
 // How one logits row of a step is turned into a token when the backend samples on its device:
-// the sampler's filters (penalties and logprobs stay on the host) and the uniform draw in
-// [0, 1) taken from the request's generator. temperature 0: greedy.
+// the sampler's filters (penalties and logprobs stay on the host), the request's logit_bias and
+// structured-output mask, and the uniform draw in [0, 1) taken from the request's generator.
+// temperature 0: greedy.
 struct RowSampling {
   bool on_device = false;  // false: the row's logits go to the host
   float temperature = 1.0f;
@@ -30,7 +33,19 @@ struct RowSampling {
   float top_p = 1.0f;
   float min_p = 0.0f;
   double u = 0.0;
+  // Structured output: the row's allowed tokens come from ForwardSample's fill_masks; the others
+  // get -inf before the draw. Only with on_device.
+  bool masked = false;
+  // Added to the logits before the draw, in order (the request's logit_bias; it must outlive
+  // the ForwardSample call). Only with on_device.
+  std::span<const std::pair<int32_t, float>> logit_bias;
 };
+
+// Fills the token masks of a step's masked rows (RowSampling::masked): `words` uint32 per row,
+// bit id % 32 of word id / 32 set = allowed, the masked rows one after the other in row order.
+// ForwardSample calls it once, after queueing the forward pass on the device and before the
+// draw, so the host's mask work runs while the device computes the step.
+using FillTokenMasksFn = FunctionRef<void(uint32_t* masks, size_t words)>;
 
 class ForwardBackend {
  public:
@@ -50,11 +65,17 @@ class ForwardBackend {
   virtual bool CanSample() const { return false; }
   // Forward, then each row r with sampling[r].on_device gets its token in ids[r] and no
   // logits; the other rows' logits go to logits + r * vocab as in Forward. Only token ids
-  // cross to the host for device-sampled rows.
+  // cross to the host for device-sampled rows. fill_masks is called once when some row is
+  // masked, never otherwise.
   virtual Status ForwardSample(const ForwardBatch& batch, std::span<const RowSampling> sampling,
-                               float* logits, int32_t* ids) {
-    (void)batch, (void)sampling, (void)logits, (void)ids;
+                               FillTokenMasksFn fill_masks, float* logits, int32_t* ids) {
+    (void)batch, (void)sampling, (void)fill_masks, (void)logits, (void)ids;
     return Status::Unsupported("this backend does not sample on its device");
+  }
+  // The same without masked rows.
+  Status ForwardSample(const ForwardBatch& batch, std::span<const RowSampling> sampling,
+                       float* logits, int32_t* ids) {
+    return ForwardSample(batch, sampling, FillTokenMasksFn([](uint32_t*, size_t) {}), logits, ids);
   }
 
   // A host buffer of at least `num_floats` floats that Forward copies logits into fastest

@@ -9,6 +9,7 @@
 
 #include "core/mapped_file.h"
 #include "format/gguf.h"
+#include "format/json_util.h"
 #include "format/safetensors.h"
 
 namespace jisu {
@@ -19,9 +20,7 @@ using nlohmann::json;
 
 Result<json> ReadJsonFile(const std::string& path) {
   JISU_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, 64u << 20));
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Corrupt(path + ": not valid JSON");
-  return j;
+  return ParseUntrustedJson<json>(text, path);
 }
 
 // tokenizer_config.json writes special tokens either as strings or as AddedToken objects.
@@ -119,8 +118,9 @@ Status Model::LoadHuggingFace(const std::string& dir, const LoadOptions& options
   if (fs::exists(root / "tokenizer_config.json")) {
     JISU_ASSIGN_OR_RETURN(tokenizer_config_text,
                           ReadTextFile((root / "tokenizer_config.json").string()));
-    tokenizer_config = json::parse(tokenizer_config_text, nullptr, false);
-    if (tokenizer_config.is_discarded() || !tokenizer_config.is_object()) {
+    JISU_ASSIGN_OR_RETURN(tokenizer_config,
+                          ParseUntrustedJson<json>(tokenizer_config_text, "tokenizer_config.json"));
+    if (!tokenizer_config.is_object()) {
       return Status::Corrupt("tokenizer_config.json: not a valid JSON object");
     }
   }

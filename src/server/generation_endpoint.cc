@@ -169,7 +169,9 @@ class CompletionShape final : public EndpointShape {
 }  // namespace
 
 const char* ChoiceFinishName(const Choice& c) {
-  if (c.finish_reason == FinishReason::kStop && !c.tool_calls.empty()) return "tool_calls";
+  if (c.finish_reason == FinishReason::kStop && !c.tool_calls.empty() && !c.named_tool) {
+    return "tool_calls";
+  }
   return FinishReasonName(c.finish_reason);
 }
 

@@ -56,10 +56,12 @@ struct Choice {
   std::unique_ptr<ToolOutputDecoder> tools;
   nlohmann::json tool_calls = nlohmann::json::array();
   std::vector<ToolDelta> tool_deltas;
+  // tool_choice named the function: OpenAI's finish_reason is then "stop", not "tool_calls".
+  bool named_tool = false;
 };
 
 // A finished choice's finish_reason: OpenAI's "tool_calls" when the model stopped after
-// calling tools.
+// calling tools, unless tool_choice named the function (OpenAI and vLLM answer "stop" there).
 const char* ChoiceFinishName(const Choice& c);
 
 class EndpointShape {

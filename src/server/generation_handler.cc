@@ -24,6 +24,7 @@
 #include "server/http_server.h"
 #include "server/server_cpu.h"
 #include "server/stream_chunk.h"
+#include "server/tools/tool_choice.h"
 #include "server/tools/tool_fields.h"
 
 namespace jisu::server {
@@ -136,6 +137,7 @@ class GenerationRun {
           c.tools = std::make_unique<ToolOutputDecoder>(
               tok_, ctx_.tool_format, ctx_.served->model->eos_ids(), g_.sampling.ignore_eos,
               g_.sampling.stop, g_.tools.parallel);
+          c.named_tool = g_.tools.choice == ToolChoice::kFunction;
         }
         const size_t index = choices_.size();
         choices_.push_back(std::move(c));
@@ -493,6 +495,9 @@ void HandleGeneration(const httplib::Request& req, httplib::Response& res, Endpo
     return SetError(res, OptionError(s));
   }
   if (auto e = CheckToolsServable(g->tools, ctx.tool_format)) return SetError(res, *e);
+  if (auto e = ConstrainToolChoice(ctx.tool_format, ctx.tool_syntax, g.get())) {
+    return SetError(res, *e);
+  }
   const int64_t vocab = ctx.served->engine->backend().config().vocab_size;
   for (const auto& [id, bias] : g->sampling.logit_bias) {
     if (id >= vocab) {

@@ -16,6 +16,7 @@
 #include "server/http_metrics.h"
 #include "server/openai_protocol.h"
 #include "server/tools/tool_call_format.h"
+#include "server/tools/tool_call_grammar.h"
 
 namespace httplib {
 struct Request;
@@ -41,8 +42,9 @@ class LiveRequests {
 
 struct GenerationContext {
   const ServedModel* served = nullptr;
-  const ChatTemplate* chat_template = nullptr;         // null: the model has none
-  ToolCallFormat tool_format = ToolCallFormat::kNone;  // how the model writes tool calls
+  const ChatTemplate* chat_template = nullptr;                // null: the model has none
+  ToolCallFormat tool_format = ToolCallFormat::kNone;         // how the model writes tool calls
+  MistralCallSyntax tool_syntax = MistralCallSyntax::kArray;  // which Mistral spelling
   HttpMetrics* metrics = nullptr;
   LiveRequests* live = nullptr;
   std::atomic<int64_t>* in_flight = nullptr;  // HTTP generation requests not yet answered

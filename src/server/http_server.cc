@@ -285,6 +285,7 @@ Status HttpServer::SetReady(const ServedModel& served) {
   impl_->ctx.served = &impl_->served;
   impl_->ctx.chat_template = impl_->chat_template.get();
   impl_->ctx.tool_format = served.tool_call_format;
+  impl_->ctx.tool_syntax = DetectMistralCallSyntax(served.model->chat_template());
   impl_->ctx.metrics = &impl_->metrics;
   impl_->metrics.Attach(served.engine);
   impl_->ctx.live = &impl_->live;

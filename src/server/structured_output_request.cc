@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "format/json_util.h"
+
 namespace jisu::server {
 namespace {
 
@@ -88,8 +90,8 @@ class Parser {
   std::optional<ApiError> SchemaValue(const Json& v, const std::string& param, bool strict) {
     if (v.is_object() || v.is_boolean()) return Set(param, Kind::kJsonSchema, v.dump(), strict);
     if (v.is_string()) {
-      const Json parsed = Json::parse(v.get<std::string>(), nullptr, /*allow_exceptions=*/false);
-      if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_boolean())) {
+      const auto parsed = ParseUntrustedJson<Json>(v.get<std::string>(), param);
+      if (!parsed.ok() || !(parsed->is_object() || parsed->is_boolean())) {
         return Bad(param, "must be a JSON Schema (an object, or its JSON text)");
       }
       return Set(param, Kind::kJsonSchema, v.get<std::string>(), strict);

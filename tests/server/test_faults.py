@@ -14,7 +14,6 @@ are C++ tests (tests/slow_reader_test.cc, tests/backend_failure_test.cc): their 
 timeout, the backend) are in-process.
 Usage: tests/server/test_faults.py [-k NAME]; exit status 0 when every scenario passed.
 """
-import argparse
 import asyncio
 import concurrent.futures
 import json
@@ -23,9 +22,9 @@ import re
 import sys
 import tempfile
 import time
-import traceback
 
 from fault_util import Server, post, report, run_request, tally
+from server_util import arg_parser, run_tests
 
 
 # ---- KV exhaustion storm -------------------------------------------------------------------
@@ -218,23 +217,8 @@ def scenario_runaway_template():
 # ---- runner ---------------------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("-k", default="", help="run only scenarios whose name contains this")
-    args = ap.parse_args()
-    failures = 0
-    for name, fn in [(n, f) for n, f in globals().items() if n.startswith("scenario_")]:
-        if args.k not in name:
-            continue
-        t0 = time.time()
-        try:
-            fn()
-            print("PASS %-40s %.1fs" % (name, time.time() - t0), flush=True)
-        except BaseException:
-            failures += 1
-            print("FAIL %s" % name, flush=True)
-            traceback.print_exc()
-    print("%d failure(s)" % failures)
-    return 1 if failures else 0
+    args = arg_parser(jisu=False).parse_args()
+    return 1 if run_tests(globals(), args.k, prefix="scenario_") else 0
 
 
 if __name__ == "__main__":

@@ -17,18 +17,16 @@ Shutdown):
 
 Usage: tests/server/test_faults_sigterm.py [-k NAME]; exit status 0 when every scenario passed.
 """
-import argparse
 import concurrent.futures
 import http.client
-import json
 import signal
 import sys
 import time
-import traceback
 import urllib.error
 import urllib.request
 
 from fault_util import Server, report, run_request, tally
+from server_util import arg_parser, run_tests
 
 
 def body(i, tokens, stream):
@@ -163,23 +161,8 @@ def scenario_sigterm_queued_connections():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("-k", default="", help="run only scenarios whose name contains this")
-    args = ap.parse_args()
-    failures = 0
-    for name, fn in [(n, f) for n, f in globals().items() if n.startswith("scenario_")]:
-        if args.k not in name:
-            continue
-        t0 = time.time()
-        try:
-            fn()
-            print("PASS %-40s %.1fs" % (name, time.time() - t0), flush=True)
-        except BaseException:
-            failures += 1
-            print("FAIL %s" % name, flush=True)
-            traceback.print_exc()
-    print("%d failure(s)" % failures)
-    return 1 if failures else 0
+    args = arg_parser(jisu=False).parse_args()
+    return 1 if run_tests(globals(), args.k, prefix="scenario_") else 0
 
 
 if __name__ == "__main__":

@@ -6,30 +6,22 @@ Starts ./build/jisu serve on a free loopback port with the bundled tiny-llama mo
 Usage: tests/server/test_server.py [--jisu build/jisu] [--model models/tiny-llama]
 Exit status 0 when every test passed.
 """
-import argparse
 import concurrent.futures
 import http.client
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 import time
-import traceback
 import urllib.request
 
 import openai
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_util import TINY, Server, arg_parser, run_against  # noqa: E402
 STATE = {}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def base():
@@ -469,52 +461,13 @@ def test_256_concurrent_streams():
 # ---- runner ---------------------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--jisu", default=os.path.join(ROOT, "build", "jisu"))
-    ap.add_argument("--model", default=os.path.join(ROOT, "models", "tiny-llama"))
-    ap.add_argument("-k", default="", help="run only tests whose name contains this")
+    ap = arg_parser()
+    ap.add_argument("--model", default=TINY)
     args = ap.parse_args()
-    STATE["port"] = free_port()
-    log = open(os.path.join(ROOT, "build", "serve_test.log"), "w")
-    proc = subprocess.Popen([args.jisu, "serve", "-m", args.model, "--port", str(STATE["port"]),
-                             "--kv-memory", "128MiB", "--max-body-bytes", str(1 << 20)],
-                            stdout=log, stderr=subprocess.STDOUT)
-    STATE["pid"] = proc.pid
-    failures = 0
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                if urllib.request.urlopen(base() + "/health", timeout=2).status == 200:
-                    break
-            except Exception:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise SystemExit("server did not become healthy; see build/serve_test.log")
-            time.sleep(0.1)
-        tests = [(n, f) for n, f in sorted(globals().items(), key=lambda kv: 0)
-                 if n.startswith("test_") and callable(f) and args.k in n]
-        for name, fn in tests:
-            t0 = time.time()
-            try:
-                fn()
-                print("PASS %-40s %.1fs" % (name, time.time() - t0), flush=True)
-            except Exception:
-                failures += 1
-                print("FAIL %s" % name, flush=True)
-                traceback.print_exc()
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = "timeout"
-        print("server exit status after SIGTERM: %s" % rc)
-        if rc != 0:
-            failures += 1
-    print("%d failure(s)" % failures)
-    return 1 if failures else 0
+    server = Server("serve_test", "--kv-memory", "128MiB", "--max-body-bytes", 1 << 20,
+                    model=args.model, jisu=args.jisu)
+    STATE["port"], STATE["pid"] = server.port, server.proc.pid
+    return run_against(server, globals(), args.k)
 
 
 if __name__ == "__main__":

@@ -16,33 +16,22 @@ vendor object, streaming) and the 400s a bad constraint gets.
 Usage: tests/server/test_structured_output.py [--jisu build/jisu] [--model M] [-k NAME]
 Exit status 0 when every test passed.
 """
-import argparse
 import concurrent.futures
 import json
 import os
 import re
-import signal
-import socket
-import subprocess
 import sys
-import time
-import traceback
 import urllib.request
 
 import jsonschema
 import openai
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_util import ROOT, Server, arg_parser, run_against  # noqa: E402
 STATE = {}
 SUITE = os.path.join(ROOT, "tests", "data", "grammar", "schemas.json")
 MAX_TOKENS = 1500
 SEEDS = (1, 2)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def base():
@@ -217,54 +206,13 @@ def test_bad_constraints_are_400s():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--jisu", default=os.path.join(ROOT, "build", "jisu"))
+    ap = arg_parser()
     ap.add_argument("--model", default="", help="default: the bundled SmolLM2")
-    ap.add_argument("-k", default="", help="run only tests whose name contains this")
     args = ap.parse_args()
-    STATE["port"] = free_port()
-    log = open(os.path.join(ROOT, "build", "serve_structured_test.log"), "w")
-    cmd = [args.jisu, "serve", "--port", str(STATE["port"]), "--kv-memory", "1GiB",
-           "--max-body-bytes", str(1 << 20)]
-    if args.model:
-        cmd += ["-m", args.model]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    failures = 0
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                if urllib.request.urlopen(base() + "/health", timeout=2).status == 200:
-                    break
-            except Exception:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise SystemExit("server did not become healthy; see "
-                                 "build/serve_structured_test.log")
-            time.sleep(0.1)
-        tests = [(n, f) for n, f in globals().items()
-                 if n.startswith("test_") and callable(f) and args.k in n]
-        for name, fn in tests:
-            t0 = time.time()
-            try:
-                fn()
-                print("PASS %-40s %.1fs" % (name, time.time() - t0), flush=True)
-            except Exception:
-                failures += 1
-                print("FAIL %s" % name, flush=True)
-                traceback.print_exc()
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = "timeout"
-        print("server exit status after SIGTERM: %s" % rc)
-        if rc != 0:
-            failures += 1
-    print("%d failure(s)" % failures)
-    return 1 if failures else 0
+    server = Server("serve_structured_test", "--kv-memory", "1GiB", "--max-body-bytes", 1 << 20,
+                    model=args.model or None, jisu=args.jisu)
+    STATE["port"] = server.port
+    return run_against(server, globals(), args.k)
 
 
 if __name__ == "__main__":

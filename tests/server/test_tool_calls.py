@@ -11,33 +11,39 @@ tokenizer has them so, special tokens (Mistral's [TOOL_CALLS], Llama's <|python_
 
 1. Always: a Hermes-style template written here (the plumbing, tool_choice "none",
    parallel_tool_calls false, malformed calls kept as text, and the 400s: tools the model's
-   template cannot parse, tool_choice "required" or a named function, invalid tools).
+   template cannot parse, invalid tools, schemas that cannot constrain a call).
+   tool_choice "required" and a named function (decoding constrained to the family's calls):
+   a script that conforms passes unchanged, one that does not (prose, other functions) is made
+   to call the function, with arguments valid against its schema (`jsonschema`);
+   finish_reason "tool_calls" for "required", "stop" for a named function.
 2. With llama.cpp's real templates (scripts/setup.sh extracts them; skipped without them,
    except under CI): Hermes 3, Qwen2.5, Llama 3.1 and 3.2, Mistral Small 3.2 and Nemo. For
    Hermes 3 the prompt the server built (tools, an assistant's OpenAI tool_calls, tool results)
    must be what jinja2 renders from the same messages (tools/render_chat_references.py).
+   Forced calls in each family's syntax are read back by its parser.
+3. The demo model (SmolLM2-135M; the bundled tiny model without it) sampled freely under
+   "required" and named tool_choice, several seeds, streamed and not, one continuous batch:
+   every reply is calls whose arguments validate.
 
-Usage: tests/server/test_tool_calls.py [--jisu build/jisu]
+Usage: tests/server/test_tool_calls.py [--jisu build/jisu] [-k NAME]
 Exit status 0 when every test passed (or was skipped).
 """
-import argparse
+import concurrent.futures
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
 import urllib.request
 
+import jsonschema
 import openai
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import server_util  # noqa: E402
 from scripted_model import write_scripted_model  # noqa: E402
+from server_util import ROOT, run_tests  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 TOOLS = [
@@ -73,10 +79,22 @@ HERMES_PIECES = ["Let me check.", "\n<tool", "_call>\n{\"name\": \"get_weather\"
 HERMES_CALLS = [("get_weather", {"city": "Paris"}), ("get_time", {"zone": "CET"})]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# TOOLS with every string an enum: a call the constraint forces on a scripted model (ties between
+# tokens it has no preference for) is finite, and still holds the scripts' calls.
+TIGHT_TOOLS = json.loads(json.dumps(TOOLS))
+TIGHT_TOOLS[0]["function"]["parameters"]["properties"]["city"]["enum"] = [
+    "Paris", "Tokyo", "Berlin", "Rome"]
+TIGHT_TOOLS[1]["function"]["parameters"]["properties"]["zone"]["enum"] = ["UTC", "CET"]
+
+# What the upstream Hermes templates render for HERMES_CALLS: what a constrained model writes.
+CONFORMING_PIECES = ["<tool_call>\n{\"name\": \"get_weather\", ",
+                     "\"arguments\": {\"city\": \"Par", "is\"}}\n</tool_",
+                     "call>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": ",
+                     "{\"zone\": \"CET\"}}\n</tool_call>"]
+
+
+def named(function):
+    return {"type": "function", "function": {"name": function}}
 
 
 def upstream_template(name):
@@ -90,47 +108,15 @@ def setup_required():
     return os.environ.get("CI", "") not in ("", "false")
 
 
-class Server:
-    """jisu serve with a scripted model and a chat template file."""
+class ToolServer(server_util.Server):
+    """jisu serve with a chat template file; chat() and stream() ask with TOOLS by default."""
 
-    def __init__(self, jisu, workdir, name, pieces, special=(), template=None,
-                 template_text=None):
-        self.model = write_scripted_model(os.path.join(workdir, name), pieces, special)
-        if template is None:
-            template = os.path.join(workdir, name + ".jinja")
-            with open(template, "w") as f:
-                f.write(template_text)
-        self.template = template
-        self.port = free_port()
-        self.log_path = os.path.join(ROOT, "build", "tool_calls_test_%s.log" % name)
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [jisu, "serve", "-m", self.model, "--port", str(self.port), "--kv-memory", "64MiB",
-             "--max-model-len", "8192", "--chat-template", template,
-             "--served-model-name", "m"], stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 120
-        while True:
-            try:
-                url = "http://127.0.0.1:%d/health" % self.port
-                if urllib.request.urlopen(url, timeout=2).status == 200:
-                    break
-            except Exception:
-                pass
-            if self.proc.poll() is not None or time.time() > deadline:
-                self.proc.kill()
-                raise RuntimeError("server did not become healthy; see " + self.log_path)
-            time.sleep(0.1)
-        self.client = openai.OpenAI(base_url="http://127.0.0.1:%d/v1" % self.port,
-                                    api_key="unused", max_retries=0, timeout=120)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = "timeout"
-        assert rc == 0, "server exit status after SIGTERM: %s" % rc
+    def __init__(self, jisu, name, model, template, kv_memory="64MiB"):
+        self.model, self.template = model, template
+        super().__init__("tool_calls_test_" + name, "--kv-memory", kv_memory, "--max-model-len",
+                         8192, "--chat-template", template, "--served-model-name", "m",
+                         model=model, jisu=jisu)
+        self.client = self.openai_client(timeout=600)
 
     def chat(self, **kw):
         args = dict(model="m", messages=QUESTION, tools=TOOLS, temperature=0, max_tokens=200)
@@ -162,6 +148,20 @@ class Server:
         return content, calls, finish
 
 
+class Server(ToolServer):
+    """A scripted model (its greedy output is "".join(pieces)) with a chat template file or
+    text."""
+
+    def __init__(self, jisu, workdir, name, pieces, special=(), template=None,
+                 template_text=None):
+        model = write_scripted_model(os.path.join(workdir, name), pieces, special)
+        if template is None:
+            template = os.path.join(workdir, name + ".jinja")
+            with open(template, "w") as f:
+                f.write(template_text)
+        super().__init__(jisu, name, model, template)
+
+
 def check_calls(calls, want, id_len=None):
     """calls: [{id, name, arguments}] against want: [(name, arguments as an object)]."""
     got = [(c["name"], json.loads(c["arguments"])) for c in calls]
@@ -180,20 +180,30 @@ def message_calls(msg):
             for c in msg.tool_calls or []]
 
 
-def check_both_ways(server, want_content, want_calls, id_len=None, **kw):
+def check_both_ways(server, want_content, want_calls, id_len=None, finish="tool_calls", **kw):
     """The same calls and content, not streamed and streamed; returns the message."""
     r = server.chat(**kw)
     ch = r.choices[0]
-    assert ch.finish_reason == "tool_calls", ch.finish_reason
+    assert ch.finish_reason == finish, ch.finish_reason
     assert ch.message.content == want_content, ch.message.content
     for c in ch.message.tool_calls:
         assert c.type == "function", c
     check_calls(message_calls(ch.message), want_calls, id_len)
-    content, calls, finish = server.stream(**kw)
-    assert finish == "tool_calls", finish
+    content, calls, got_finish = server.stream(**kw)
+    assert got_finish == finish, got_finish
     assert content == want_content, content
     check_calls(calls, want_calls, id_len)
     return ch.message
+
+
+def next_turn(msg):
+    """QUESTION, then `msg` (two calls) in OpenAI's shapes of a next turn: content null,
+    arguments as JSON text, the calls' results as tool messages with their tool_call_id."""
+    return QUESTION + [
+        {"role": "assistant", "content": None,
+         "tool_calls": [c.model_dump() for c in msg.tool_calls]},
+        {"role": "tool", "tool_call_id": msg.tool_calls[0].id, "content": "18 C, rain"},
+        {"role": "tool", "tool_call_id": msg.tool_calls[1].id, "content": "14:07"}]
 
 
 def bad_request(fn, param):
@@ -222,11 +232,7 @@ def test_hermes_like(jisu, workdir):
         # The OpenAI shapes of a next turn (content null, arguments as JSON text, tool
         # results with tool_call_id) are accepted and rendered.
         msg = check_both_ways(s, "Let me check.", HERMES_CALLS)
-        follow = QUESTION + [
-            {"role": "assistant", "content": None,
-             "tool_calls": [c.model_dump() for c in msg.tool_calls]},
-            {"role": "tool", "tool_call_id": msg.tool_calls[0].id, "content": "18 C, rain"},
-            {"role": "tool", "tool_call_id": msg.tool_calls[1].id, "content": "14:07"}]
+        follow = next_turn(msg)
         r = s.chat(messages=follow)
         assert r.choices[0].finish_reason == "tool_calls"
         assert r.usage.prompt_tokens > s.chat().usage.prompt_tokens
@@ -238,10 +244,6 @@ def test_hermes_like(jisu, workdir):
         count = json.loads(urllib.request.urlopen(req, timeout=60).read())["count"]
         assert count == r.usage.prompt_tokens, (count, r.usage.prompt_tokens)
         # Errors name their parameter; the server stays up.
-        bad_request(lambda: s.chat(tool_choice="required"), "tool_choice")
-        bad_request(lambda: s.chat(tool_choice={"type": "function",
-                                                "function": {"name": "get_time"}}),
-                    "tool_choice")
         bad_request(lambda: s.chat(tool_choice={"type": "function",
                                                 "function": {"name": "nope"}}),
                     "tool_choice.function.name")
@@ -295,6 +297,88 @@ def test_no_tool_format_is_refused(jisu, workdir):
         s.stop()
 
 
+def test_required_and_named_keep_conforming_calls(jisu, workdir):
+    """A model that writes calls as its family does passes the constraint unchanged; finish_reason
+    is "tool_calls" for "required", "stop" for a named function (as OpenAI and vLLM)."""
+    s = Server(jisu, workdir, "conforming", CONFORMING_PIECES, template_text=HERMES_LIKE)
+    try:
+        for tools in (TOOLS, TIGHT_TOOLS):
+            check_both_ways(s, None, HERMES_CALLS, tool_choice="required", tools=tools)
+            check_both_ways(s, None, HERMES_CALLS[:1], tool_choice="required", tools=tools,
+                            parallel_tool_calls=False)
+            check_both_ways(s, None, HERMES_CALLS[:1], finish="stop", tools=tools,
+                            tool_choice=named("get_weather"))
+        check_both_ways(s, None, HERMES_CALLS)  # auto
+    finally:
+        s.stop()
+
+
+def check_forced(server, tools, function=None, **kw):
+    """The only call of a constrained reply, not streamed and streamed, is of `function` (or
+    of one of `tools`) and its arguments validate against the function's schema. A scripted
+    model has no preference among the tokens the grammar allows once off its script, so whitespace
+    may be long: max_tokens leaves room."""
+    kw.setdefault("max_tokens", 1500)
+    schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in tools}
+    choice = named(function) if function else "required"
+    finish = "stop" if function else "tool_calls"
+    r = server.chat(tools=tools, tool_choice=choice, **kw)
+    ch = r.choices[0]
+    streamed = server.stream(tools=tools, tool_choice=choice, **kw)
+    for content, calls, got_finish in ((ch.message.content, message_calls(ch.message),
+                                        ch.finish_reason), streamed):
+        assert (content, got_finish, len(calls)) == (None, finish, 1), (content, got_finish,
+                                                                         calls)
+        assert (calls[0]["name"] == function) if function else (calls[0]["name"] in schemas), calls
+        jsonschema.validate(json.loads(calls[0]["arguments"]), schemas[calls[0]["name"]])
+    return message_calls(ch.message)[0]
+
+
+def test_constraint_forces_calls(jisu, workdir):
+    """A model whose script is prose then calls of other functions is made to call the function
+    named, or one when "required"; unconstrained it writes its script."""
+    s = Server(jisu, workdir, "forced", HERMES_PIECES, template_text=HERMES_LIKE)
+    try:
+        assert s.chat(tools=TIGHT_TOOLS).choices[0].message.content == "Let me check."
+        check_forced(s, TIGHT_TOOLS, "get_time")
+        check_forced(s, TIGHT_TOOLS, "get_weather")
+        check_forced(s, TIGHT_TOOLS, parallel_tool_calls=False)
+        # A function without parameters: its arguments are {}.
+        no_params = TIGHT_TOOLS + [{"type": "function", "function": {"name": "ping"}}]
+        assert json.loads(check_forced(s, no_params, "ping")["arguments"]) == {}
+    finally:
+        s.stop()
+
+
+def test_tool_choice_errors(jisu, workdir):
+    s = Server(jisu, workdir, "choice_errors", CONFORMING_PIECES, template_text=HERMES_LIKE)
+    try:
+        bad = TOOLS + [{"type": "function", "function": {"name": "lookup", "parameters": {
+            "type": "object", "properties": {"q": {"not": {"type": "string"}}}}}}]
+        for choice in ("required", named("lookup")):
+            message = bad_request(lambda: s.chat(tools=bad, tool_choice=choice),
+                                  "tools[2].function.parameters")
+            assert '"lookup"' in message and "'not'" in message, message
+        # Only the named function's schema is compiled; "auto" compiles none.
+        check_both_ways(s, None, HERMES_CALLS[:1], finish="stop", tools=bad,
+                        tool_choice=named("get_weather"))
+        assert s.chat(tools=bad).choices[0].finish_reason == "tool_calls"
+        array = [{"type": "function", "function": {"name": "f", "parameters": {
+            "type": "array"}}}]
+        message = bad_request(lambda: s.chat(tools=array, tool_choice="required"),
+                              "tools[0].function.parameters")
+        assert "must be \"object\"" in message, message
+        # One constraint per request.
+        message = bad_request(lambda: s.chat(tool_choice="required",
+                                             response_format={"type": "json_object"}),
+                              "tool_choice")
+        assert "response_format" in message, message
+        bad_request(lambda: s.chat(tool_choice=named("nope")), "tool_choice.function.name")
+        check_both_ways(s, None, HERMES_CALLS, tool_choice="required")  # still serving
+    finally:
+        s.stop()
+
+
 def test_hermes3_prompt_is_jinja2s(jisu, workdir):
     """The prompt with tools, OpenAI tool_calls and tool results is what jinja2 renders."""
     template = upstream_template("NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja")
@@ -304,11 +388,7 @@ def test_hermes3_prompt_is_jinja2s(jisu, workdir):
     s = Server(jisu, workdir, "hermes3", HERMES_PIECES, template=template)
     try:
         msg = check_both_ways(s, "Let me check.", HERMES_CALLS)
-        follow = QUESTION + [
-            {"role": "assistant", "content": None,
-             "tool_calls": [c.model_dump() for c in msg.tool_calls]},
-            {"role": "tool", "tool_call_id": msg.tool_calls[0].id, "content": "18 C, rain"},
-            {"role": "tool", "tool_call_id": msg.tool_calls[1].id, "content": "14:07"}]
+        follow = next_turn(msg)
         r = s.chat(messages=follow)
         # What the server renders: OpenAI's arguments JSON text as objects (as vLLM passes
         # them), a null content as "".
@@ -371,37 +451,125 @@ def test_real_templates(jisu, workdir):
                        for c in msg.tool_calls]
             r = s.chat(messages=follow)
             assert r.choices[0].finish_reason == "tool_calls", name
+            # Forced calls in the family's syntax are read back by its parser, streamed too;
+            # a script of that syntax passes unchanged.
+            first = calls[0][0]
+            call = check_forced(s, TIGHT_TOOLS, first)
+            if not special and content is None:
+                assert (call["name"], json.loads(call["arguments"])) == calls[0], (call, calls)
+            check_forced(s, TIGHT_TOOLS, parallel_tool_calls=False)
         except Exception as e:
             raise AssertionError("%s (%s): %s; see %s" % (name, template, e, s.log_path)) from e
         finally:
             s.stop()
 
 
+# Tools for a real model sampling freely under the constraint: enums, ranges, patterns, formats,
+# nested objects, arrays, optional and nullable fields, no parameters. Strings are bounded: a
+# 135M model sampled at 0.9 may otherwise write one until max_tokens (valid, but unfinished).
+SAMPLED_TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Weather forecast for a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "maxLength": 24},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "days": {"type": "integer", "minimum": 1, "maximum": 7}},
+            "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "search_flights", "description": "Find flights between two airports.",
+        "parameters": {"type": "object", "properties": {
+            "origin": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "destination": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "date": {"type": "string", "format": "date"},
+            "passengers": {"type": "integer", "minimum": 1, "maximum": 9},
+            "cabin": {"enum": ["economy", "business", "first"]}},
+            "required": ["origin", "destination", "date"]}}},
+    {"type": "function", "function": {
+        "name": "add_contact", "description": "Save a contact.", "strict": True,
+        "parameters": {"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 30},
+            "emails": {"type": "array", "items": {"type": "string", "format": "email"},
+                       "maxItems": 2},
+            "address": {"type": "object", "properties": {
+                "street": {"type": "string", "maxLength": 40},
+                "zip": {"type": "string", "pattern": "^[0-9]{5}$"}},
+                "required": ["zip"], "additionalProperties": False},
+            "vip": {"type": "boolean"},
+            "note": {"type": ["string", "null"], "maxLength": 30}},
+            "required": ["name", "address"], "additionalProperties": False}}},
+    {"type": "function", "function": {"name": "get_time", "description": "The time now."}},
+]
+SAMPLED_QUESTION = [
+    {"role": "system", "content": "You are a travel assistant. Use the tools."},
+    {"role": "user", "content": "I fly from Paris to Tokyo on 2025-03-14 with my wife. What "
+                                "will the weather be there? Also save Ana (ana@example.com)."}]
+
+
+def test_sampled_calls_validate(jisu, workdir):
+    """The demo model (the bundled tiny model without it) sampled freely, with several seeds,
+    all requests at once (one continuous batch): every reply, streamed or not, is calls only,
+    each of a declared function (the named one when named) with arguments that validate."""
+    model = server_util.find_smollm2() or server_util.TINY
+    template = os.path.join(workdir, "sampled.jinja")
+    with open(template, "w") as f:
+        f.write(HERMES_LIKE)  # ChatML, as SmolLM2's own template, with the tools rendered
+    s = ToolServer(jisu, "sampled", model, template, kv_memory="512MiB")
+    schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in SAMPLED_TOOLS}
+    jobs = []
+    for seed in (1, 2, 3):
+        jobs += [("required", True, seed), ("required", False, seed)]
+        jobs += [(named(n), True, seed) for n in schemas]
+    jobs += [(c, p, 7) + ("stream",) for c, p, _ in jobs[:6]]
+
+    def run(job):
+        choice, parallel, seed = job[:3]
+        kw = dict(messages=SAMPLED_QUESTION, tools=SAMPLED_TOOLS, tool_choice=choice,
+                  parallel_tool_calls=parallel, temperature=0.9, seed=seed, max_tokens=1000)
+        if len(job) > 3:
+            return job, s.stream(**kw)
+        ch = s.chat(**kw).choices[0]
+        return job, (ch.message.content, message_calls(ch.message), ch.finish_reason)
+
+    failures, num_calls, examples = [], 0, []
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            for job, (content, calls, finish) in pool.map(run, jobs):
+                function = None if job[0] == "required" else job[0]["function"]["name"]
+                want = "stop" if function else "tool_calls"
+                problem = None
+                if content is not None or finish != want or not calls:
+                    problem = "content %r, finish %s, %d calls" % (content, finish, len(calls))
+                elif len(calls) > 1 and (function or not job[1]):
+                    problem = "%d calls where one was allowed" % len(calls)
+                for c in calls:
+                    if problem:
+                        break
+                    if c["name"] not in schemas or function not in (None, c["name"]):
+                        problem = "call of %r" % c["name"]
+                        break
+                    errors = list(jsonschema.Draft202012Validator(
+                        schemas[c["name"]],
+                        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+                        .iter_errors(json.loads(c["arguments"])))
+                    if errors:
+                        problem = "%s: %s" % (c["arguments"], errors[0].message)
+                num_calls += len(calls)
+                if len(examples) < 3 and calls:
+                    examples.append("%s(%s)" % (calls[0]["name"], calls[0]["arguments"]))
+                if problem:
+                    failures.append("%s: %s" % (job, problem))
+    finally:
+        s.stop()
+    print("  %d replies, %d calls, %d failures (%s)" % (len(jobs), num_calls, len(failures),
+                                                      os.path.basename(model)))
+    print("  e.g. " + "; ".join(examples))
+    assert not failures, failures
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--jisu", default=os.path.join(ROOT, "build", "jisu"))
-    ap.add_argument("-k", default="", help="run only tests whose name contains this")
-    args = ap.parse_args()
-    failures = skipped = passed = 0
-    tests = [(n, f) for n, f in globals().items()
-             if n.startswith("test_") and callable(f) and args.k in n]
+    args = server_util.arg_parser().parse_args()
     with tempfile.TemporaryDirectory() as workdir:
-        for name, fn in tests:
-            t0 = time.time()
-            try:
-                note = fn(args.jisu, workdir)
-                if note:
-                    skipped += 1
-                    print("SKIP %-40s %s" % (name, note), flush=True)
-                else:
-                    passed += 1
-                    print("PASS %-40s %.1fs" % (name, time.time() - t0), flush=True)
-            except Exception:
-                failures += 1
-                print("FAIL %s" % name, flush=True)
-                traceback.print_exc()
-    print("%d passed, %d failed, %d skipped" % (passed, failures, skipped))
-    return 1 if failures else 0
+        return 1 if run_tests(globals(), args.k, args=(args.jisu, workdir)) else 0
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "format/json_util.h"
+
 namespace jisu::server {
 namespace {
 
@@ -106,9 +108,11 @@ std::optional<ApiError> ParseCall(const Json& call, const std::string& param, Js
   if (args == fn->end() || args->is_null()) return Bad(fparam + ".arguments", "is required");
   *out = call;
   if (args->is_string()) {
-    Json parsed = Json::parse(args->get<std::string>(), nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_discarded() && parsed.is_object()) {
-      (*out)["function"]["arguments"] = std::move(parsed);
+    // Templates walk the arguments as a mapping (tojson, items); text that is not a JSON
+    // object, or nests deeper than the bound, stays the string the client sent.
+    auto parsed = ParseUntrustedJson<Json>(args->get<std::string>(), "arguments");
+    if (parsed.ok() && parsed->is_object()) {
+      (*out)["function"]["arguments"] = std::move(*parsed);
     }
   } else if (!args->is_object()) {
     return Bad(fparam + ".arguments", "must be a string of JSON");
@@ -185,11 +189,6 @@ std::optional<ApiError> ParseMessageToolFields(const Json& msg, size_t index, Js
 
 std::optional<ApiError> CheckToolsServable(const ToolRequest& tools, ToolCallFormat format) {
   if (!tools.parses_calls()) return std::nullopt;
-  if (tools.choice == ToolChoice::kRequired || tools.choice == ToolChoice::kFunction) {
-    return Bad("tool_choice",
-               "\"required\" and a named function are not supported yet (they need "
-               "grammar-constrained decoding); use \"auto\" or \"none\"");
-  }
   if (format == ToolCallFormat::kNone) {
     return Bad("tools",
                "cannot be used with this model: its chat template writes tool calls in no "

@@ -27,9 +27,8 @@ std::optional<ApiError> ParseMessageToolFields(const nlohmann::ordered_json& msg
                                                nlohmann::ordered_json* copy);
 
 // Whether the server can honour the request's tool fields with the served model, whose
-// template writes calls in `format`; never silently: tool_choice "required" or a named
-// function needs decoding constrained by a grammar (tool_call_grammar.h writes it; the server
-// has no grammar-constrained sampling yet), and parsing calls needs a known format.
+// template writes calls in `format`; never silently: parsing calls (tool_choice auto, required
+// or a named function) needs a known format.
 std::optional<ApiError> CheckToolsServable(const ToolRequest& tools, ToolCallFormat format);
 
 }  // namespace jisu::server

@@ -119,6 +119,23 @@ TEST(ToolFieldsTest, MessagesKeepToolCallsAndResults) {
   EXPECT_EQ(g.messages[2]["content"], "18 C");
 }
 
+// Arguments are JSON text inside the body's JSON: the body's depth bound does not see into
+// them, so their own parse is bounded (a template walking 100,000 levels would overflow the
+// stack); text nested past the bound stays the string it was.
+TEST(ToolFieldsTest, ArgumentsNestedTooDeepStayAString) {
+  const std::string deep =
+      "{\\\"a\\\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string body = R"({"messages": [{"role": "user", "content": "hi"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
+       "function": {"name": "f", "arguments": ")" +
+                           deep + R"("}}]}]})";
+  GenerationRequest g;
+  ASSERT_FALSE(ParseGenerationRequest(body, Endpoint::kChat, &g));
+  const Json& args = g.messages[1]["tool_calls"][0]["function"]["arguments"];
+  ASSERT_TRUE(args.is_string());
+  EXPECT_EQ(args.get<std::string>().size(), 200007u);
+}
+
 TEST(ToolFieldsTest, InvalidMessageToolFieldsNameThemselves) {
   auto param = [](const std::string& message) {
     GenerationRequest g;
@@ -144,7 +161,7 @@ TEST(ToolFieldsTest, InvalidMessageToolFieldsNameThemselves) {
             "messages[1].tool_calls[0].function.arguments");
 }
 
-TEST(ToolFieldsTest, ServableOnlyWithAFormatAndWithoutForcedCalls) {
+TEST(ToolFieldsTest, ServableOnlyWithAFormat) {
   ToolRequest t;
   EXPECT_FALSE(CheckToolsServable(t, ToolCallFormat::kNone));  // no tools
   t.tools = Json::parse(kTools);
@@ -155,11 +172,14 @@ TEST(ToolFieldsTest, ServableOnlyWithAFormatAndWithoutForcedCalls) {
   EXPECT_EQ(e->param, "tools");
   t.choice = ToolChoice::kNone;  // rendered for the model, nothing parsed
   EXPECT_FALSE(CheckToolsServable(t, ToolCallFormat::kNone));
+  // Forced calls are parsed too: they need a format, and with one they are served
+  // (tool_choice.h constrains them).
   for (ToolChoice c : {ToolChoice::kRequired, ToolChoice::kFunction}) {
     t.choice = c;
-    e = CheckToolsServable(t, ToolCallFormat::kHermes);
+    EXPECT_FALSE(CheckToolsServable(t, ToolCallFormat::kHermes));
+    e = CheckToolsServable(t, ToolCallFormat::kNone);
     ASSERT_TRUE(e);
-    EXPECT_EQ(e->param, "tool_choice");
+    EXPECT_EQ(e->param, "tools");
   }
 }
 
