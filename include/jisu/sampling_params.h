@@ -28,8 +28,15 @@ struct StructuredOutput {
   std::string text;
   // kJsonSchema: additionalProperties absent means no other keys (OpenAI's strict: true).
   bool strict = false;
+  // Special tokens, by their text, that the output may contain as the token itself where the
+  // constraint expects that text (e.g. Mistral's "[TOOL_CALLS]" in a tool-call grammar); other
+  // special tokens are never allowed. A name the vocabulary holds as no special token is
+  // matched as plain text.
+  std::vector<std::string> special_tokens;
 
   static constexpr size_t kMaxTextBytes = 1 << 20;
+  static constexpr size_t kMaxSpecialTokens = 16;
+  static constexpr size_t kMaxSpecialTokenBytes = 256;
   bool enabled() const { return kind != Kind::kNone; }
 };
 

@@ -1,6 +1,8 @@
 // Constraints (the public StructuredOutput) -> compiled grammars for one model's vocabulary, with
-// an LRU cache keyed by the constraint (kind, strictness, text): the same schema sent by many
-// requests is parsed, lowered and mask-cached once. One compiler per model (the Engine owns
+// an LRU cache keyed by the constraint (kind, strictness, special tokens, text): the same schema
+// sent by many requests is parsed, lowered and mask-cached once. A constraint naming special
+// tokens compiles against the vocabulary that holds them (TokenVocab::WithSpecials, kept per
+// set of names: in practice one per tool-call format). One compiler per model (the Engine owns
 // it), so the tokenizer is part of the key by construction. Thread-safe.
 #pragma once
 
@@ -42,9 +44,15 @@ class GrammarCompiler {
 
  private:
   using Entry = std::pair<std::string, std::shared_ptr<const CompiledGrammar>>;
+  // `names_key`: NamesKey of `special_tokens`, which Compile has computed already.
+  std::shared_ptr<const TokenVocab> VocabFor(const std::vector<std::string>& special_tokens,
+                                             const std::string& names_key);
+
+  static constexpr size_t kMaxVocabVariants = 8;
   std::shared_ptr<const TokenVocab> vocab_;
   size_t capacity_;
   mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const TokenVocab>> variants_;  // by names
   std::list<Entry> lru_;  // most recent first
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
   int64_t hits_ = 0, misses_ = 0;

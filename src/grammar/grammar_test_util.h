@@ -19,12 +19,18 @@
 
 namespace jisu::grammar::testing {
 
-// Every single byte plus a few multi-byte tokens: enough to spell anything.
-inline std::shared_ptr<const TokenVocab> ByteVocab() {
+// Every single byte (ids 0-255), EOS (256, special text "</s>"), then `specials` as excluded
+// special tokens (ids 257, ...): enough to spell anything.
+inline std::shared_ptr<const TokenVocab> ByteVocab(const std::vector<std::string>& specials = {}) {
   std::vector<std::string> t;
   for (int b = 0; b < 256; ++b) t.push_back(std::string(1, static_cast<char>(b)));
   t.push_back("");  // 256: EOS
-  return TokenVocab::FromBytes(std::move(t), {256});
+  std::vector<std::pair<int32_t, std::string>> special_ids = {{256, "</s>"}};
+  for (const std::string& s : specials) {
+    special_ids.emplace_back(static_cast<int32_t>(t.size()), s);
+    t.push_back("");
+  }
+  return TokenVocab::FromBytes(std::move(t), {256}, {}, std::move(special_ids));
 }
 
 inline std::shared_ptr<const CompiledGrammar> CompileGrammar(const Grammar& g,

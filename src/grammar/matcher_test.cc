@@ -205,6 +205,59 @@ TEST(GrammarMatcherTest, EosOnlyWhenComplete) {
   EXPECT_FALSE(m.AcceptBytes("a"));
 }
 
+// A constraint naming a special token may write it as that token (Mistral's [TOOL_CALLS]) as
+// well as spelled out; other special tokens, EOS and a constraint without the name never get it.
+TEST(GrammarMatcherTest, NamedSpecialTokensAreAllowedAsThemselves) {
+  // 256: EOS "</s>"; 257: [TOOL_CALLS], named below; 258: [ARGS], not named.
+  const auto base = testing::ByteVocab({"[TOOL_CALLS]", "[ARGS]"});
+  auto bit = [](const std::vector<uint32_t>& m, int id) { return (m[id >> 5] >> (id & 31)) & 1; };
+  StructuredOutput c = Gbnf("root ::= \"[TOOL_CALLS]\" [a-z]+ \"[ARGS]\"");
+  c.special_tokens = {"[TOOL_CALLS]", "</s>", "[NOT_A_TOKEN]"};
+  GrammarCompiler compiler(base);
+  auto named = compiler.Compile(c);
+  ASSERT_TRUE(named.ok()) << named.status().message();
+  EXPECT_EQ((*named)->vocab().bytes(257), "[TOOL_CALLS]");
+  EXPECT_EQ((*named)->vocab().bytes(258), "");
+  EXPECT_EQ((*named)->vocab().bytes(256), "");  // EOS stays EOS, named or not
+  GrammarMatcher m(*named);
+  std::vector<uint32_t> mask(base->mask_words());
+  m.FillMask(mask.data());
+  EXPECT_EQ(mask, BruteForceMask(m));
+  EXPECT_TRUE(bit(mask, 257));
+  EXPECT_TRUE(bit(mask, '['));  // spelled out too
+  EXPECT_FALSE(bit(mask, 258));
+  ASSERT_TRUE(m.AcceptToken(257));
+  ASSERT_TRUE(m.AcceptBytes("f"));
+  m.FillMask(mask.data());
+  EXPECT_EQ(mask, BruteForceMask(m));
+  EXPECT_FALSE(bit(mask, 258));  // [ARGS] is not named: only spelled out
+  EXPECT_TRUE(m.AcceptBytes("[ARGS]"));
+  EXPECT_TRUE(m.IsComplete());
+
+  // Without the name, the special token is never allowed; with the names in another order,
+  // the cached grammar (and its vocabulary) is the same one.
+  StructuredOutput plain = c;
+  plain.special_tokens.clear();
+  auto unnamed = compiler.Compile(plain);
+  ASSERT_TRUE(unnamed.ok());
+  EXPECT_NE(unnamed->get(), named->get());
+  GrammarMatcher u(*unnamed);
+  u.FillMask(mask.data());
+  EXPECT_FALSE(bit(mask, 257));
+  EXPECT_FALSE(u.AcceptToken(257));
+  StructuredOutput reordered = c;
+  reordered.special_tokens = {"[NOT_A_TOKEN]", "[TOOL_CALLS]", "</s>", "[TOOL_CALLS]"};
+  auto again = compiler.Compile(reordered);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), named->get());
+  // A set naming no special token of the vocabulary compiles against the base vocabulary.
+  StructuredOutput none = plain;
+  none.special_tokens = {"[NOT_A_TOKEN]"};
+  auto same_vocab = compiler.Compile(none);
+  ASSERT_TRUE(same_vocab.ok());
+  EXPECT_EQ(&(*same_vocab)->vocab(), base.get());
+}
+
 TEST(GrammarMatcherTest, RollbackRestoresEveryEarlierState) {
   auto v = TinyLlamaVocab();
   auto g = CompileConstraint(Schema(kPersonSchema), v);

@@ -6,7 +6,10 @@
 //
 // Excluded (never allowed by a grammar): special tokens (BOS, EOS, chat markers: their text is
 // not output text), tokens with no bytes, ids the tokenizer does not have (a model's padded
-// rows). EOS ids are allowed only when the grammar is complete (the matcher adds them).
+// rows). EOS ids are allowed only when the grammar is complete (the matcher adds them). A
+// constraint may name special tokens it writes as themselves (StructuredOutput::
+// special_tokens, e.g. Mistral's [TOOL_CALLS]): WithSpecials gives the vocabulary that also
+// holds those, by their text.
 // SentencePiece drops the leading space of the first output token (Tokenizer::DecodePiece with
 // first = true); tokens whose first-position bytes differ are listed in first_overrides().
 // Immutable once built; shared by every grammar compiled for the model.
@@ -34,9 +37,15 @@ class TokenVocab {
                                                          int32_t vocab_size,
                                                          std::span<const int32_t> eos_ids);
   // Tokens given as byte strings (an empty string excludes the id); for tests and benches.
+  // `specials`: excluded special tokens (id, text) that WithSpecials can bring in.
   static std::shared_ptr<const TokenVocab> FromBytes(
       std::vector<std::string> tokens, std::vector<int32_t> eos_ids,
-      std::vector<std::pair<int32_t, std::string>> first_overrides = {});
+      std::vector<std::pair<int32_t, std::string>> first_overrides = {},
+      std::vector<std::pair<int32_t, std::string>> specials = {});
+  // `base` plus the special tokens whose text is one of `names` (EOS ids never); `base` itself
+  // when none of the names is such a token (their text is then matched by ordinary tokens).
+  static std::shared_ptr<const TokenVocab> WithSpecials(
+      const std::shared_ptr<const TokenVocab>& base, std::span<const std::string> names);
 
   int32_t size() const { return size_; }
   size_t mask_words() const { return (static_cast<size_t>(size_) + 31) / 32; }
@@ -63,6 +72,7 @@ class TokenVocab {
   std::vector<uint32_t> lcp_;
   std::vector<int32_t> eos_;
   std::vector<std::pair<int32_t, std::string>> first_;
+  std::vector<std::pair<int32_t, std::string>> specials_;  // excluded special tokens' text
   size_t max_len_ = 0;
 };
 

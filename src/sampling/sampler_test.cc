@@ -91,6 +91,14 @@ TEST(SamplingParamsTest, EachBadFieldIsNamed) {
          p.stop = {"a", ""};
        }},
       {"stop[0] is 1025 bytes", [](SamplingParams& p) { p.stop = {std::string(1025, 'a')}; }},
+      {"structured output special_tokens: at most 16",
+       [](SamplingParams& p) { p.structured.special_tokens.assign(17, "[X]"); }},
+      {"structured output special_tokens[1] must",
+       [](SamplingParams& p) {
+         p.structured.special_tokens = {"[X]", ""};
+       }},
+      {"structured output special_tokens[0] must",
+       [](SamplingParams& p) { p.structured.special_tokens = {std::string(257, 'x')}; }},
   };
   for (const Bad& b : bad) {
     SamplingParams p;

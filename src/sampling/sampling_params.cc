@@ -77,6 +77,19 @@ Status SamplingParams::Validate() const {
   if (needs_text && structured.text.empty()) {
     return Status::InvalidArgument("structured output needs its schema, grammar or regex text");
   }
+  if (structured.special_tokens.size() > StructuredOutput::kMaxSpecialTokens) {
+    return Status::InvalidArgument("structured output special_tokens: at most " +
+                                   std::to_string(StructuredOutput::kMaxSpecialTokens) +
+                                   " are allowed");
+  }
+  for (size_t i = 0; i < structured.special_tokens.size(); ++i) {
+    const size_t n = structured.special_tokens[i].size();
+    if (n == 0 || n > StructuredOutput::kMaxSpecialTokenBytes) {
+      return Status::InvalidArgument(
+          "structured output special_tokens[" + std::to_string(i) + "] must have 1 to " +
+          std::to_string(StructuredOutput::kMaxSpecialTokenBytes) + " bytes");
+    }
+  }
   return Status::Ok();
 }
 

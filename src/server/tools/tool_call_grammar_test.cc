@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "grammar/grammar_test_util.h"
+#include "server/tools/tool_choice.h"
 #include "server/tools/tool_test_util.h"
 #include "tests/test_util.h"
 
@@ -245,6 +246,31 @@ TEST(ToolCallGrammarTest, SuiteSchemasBecomeArguments) {
     ++compiled;
   }
   EXPECT_GE(compiled, 25);
+}
+
+// tool_choice "required" on a Mistral template: the constraint names the format's markers, so
+// a vocabulary holding [TOOL_CALLS] and [ARGS] as special tokens lets the model write them as
+// those tokens (as it was trained to), and the rest of the call as text.
+TEST(ToolCallGrammarTest, ToolChoiceLetsMarkersBeTheirSpecialTokens) {
+  GenerationRequest g;
+  g.tools = Request(ToolChoice::kRequired);
+  ASSERT_FALSE(ConstrainToolChoice(ToolCallFormat::kMistral, MistralCallSyntax::kArgs, &g));
+  EXPECT_EQ(g.sampling.structured.special_tokens, ToolCallMarkers(ToolCallFormat::kMistral));
+  // 257: [TOOL_CALLS], 258: [ARGS].
+  grammar::GrammarCompiler compiler(grammar::testing::ByteVocab({"[TOOL_CALLS]", "[ARGS]"}));
+  auto compiled = compiler.Compile(g.sampling.structured);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  grammar::GrammarMatcher m(*compiled);
+  ASSERT_TRUE(m.AcceptToken(257));
+  ASSERT_TRUE(m.AcceptBytes("get_time"));
+  ASSERT_TRUE(m.AcceptToken(258));
+  ASSERT_TRUE(m.AcceptBytes("{}"));
+  EXPECT_TRUE(m.IsComplete());
+
+  GenerationRequest hermes;
+  hermes.tools = Request(ToolChoice::kFunction, "get_time");
+  ASSERT_FALSE(ConstrainToolChoice(ToolCallFormat::kHermes, MistralCallSyntax::kArgs, &hermes));
+  EXPECT_EQ(hermes.sampling.structured.special_tokens, ToolCallMarkers(ToolCallFormat::kHermes));
 }
 
 }  // namespace

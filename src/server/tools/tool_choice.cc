@@ -37,6 +37,9 @@ std::optional<ApiError> ConstrainToolChoice(ToolCallFormat format, MistralCallSy
   g->sampling.structured.kind = StructuredOutput::Kind::kGrammar;
   g->sampling.structured.text = std::move(*grammar);
   g->sampling.structured.strict = false;
+  // The family's markers may be special tokens (Mistral's [TOOL_CALLS], [ARGS], [CALL_ID]):
+  // the model writes them as those tokens, as it was trained to, not spelled out in pieces.
+  g->sampling.structured.special_tokens = ToolCallMarkers(format);
   g->constraint_param = "tool_choice";
   return std::nullopt;
 }
