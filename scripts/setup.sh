@@ -8,12 +8,18 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 if [ "${JISU_SKIP_APT:-0}" != "1" ]; then
+  # The Arm stage of scripts/test.sh cross-builds for AArch64 and runs the tests under
+  # qemu-user: Debian's cross compiler, and the arm64 builds of the libraries jisu links
+  # through multiarch (headers shared with the host's, libraries in /usr/lib/aarch64-linux-gnu).
+  $SUDO dpkg --add-architecture arm64
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q --no-install-recommends \
     build-essential cmake ninja-build pkg-config git ca-certificates \
     nlohmann-json3-dev libpcre2-dev libcli11-dev libgtest-dev \
     libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev \
-    clang libclang-rt-14-dev python3 python3-venv python3-pip curl openssl
+    clang libclang-rt-14-dev python3 python3-venv python3-pip curl openssl \
+    g++-aarch64-linux-gnu qemu-user \
+    libpcre2-dev:arm64 libgtest-dev:arm64 libcpp-httplib-dev:arm64 libssl-dev:arm64
 fi
 
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi

@@ -15,6 +15,13 @@ stage "release tests done"
 for t in tests/server/test_*.py; do .venv/bin/python "$t"; done
 stage "server tests done"
 
+# AArch64: the NEON kernels and everything else that fits, cross-built and run under qemu-user
+# (scripts/test_arm.sh says what it leaves out and why). JISU_SKIP_ARM=1 skips it.
+if [ "${JISU_SKIP_ARM:-0}" != "1" ]; then
+  bash scripts/test_arm.sh
+  stage "arm stage done"
+fi
+
 # Sanitizers and fuzzing: one clang build (build-san) carries ASan, UBSan and the coverage
 # instrumentation libFuzzer needs, so the sanitizer test run and the fuzzers share one compile
 # of the sources; -O1 -gline-tables-only keeps stack traces with lines at half the compile time

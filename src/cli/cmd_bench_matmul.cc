@@ -95,7 +95,7 @@ Status RunBenchMatMul(const BenchMatMulFlags& f) {
   } else {
     for (const std::string& name : Split(f.isas)) {
       std::optional<Isa> isa;
-      for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+      for (Isa i : matmul_internal::kAllIsas) {
         if (name == matmul_internal::IsaName(i)) isa = i;
       }
       if (!isa || !matmul_internal::IsaAvailable(*isa)) {

@@ -5,6 +5,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define JISU_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+// The spin hint, as pause on x86: a sched_yield system call per poll would hand the core to
+// any other runnable thread 2048 times before the worker sleeps.
+#define JISU_CPU_RELAX() __asm__ volatile("yield" ::: "memory")
 #else
 #define JISU_CPU_RELAX() std::this_thread::yield()
 #endif

@@ -42,6 +42,7 @@ void ActQuantBuffer::QuantizeTokens(const float* x, int64_t x_stride, int64_t t0
   const act_quant_internal::ActQuantRows out{cols_, qs_, d_, sum_, dl_, sl_};
   if (act_quant_internal::QuantizeRowsAvx512(x, x_stride, t0, t1, out)) return;
   if (act_quant_internal::QuantizeRowsAvx2(x, x_stride, t0, t1, out)) return;
+  if (act_quant_internal::QuantizeRowsNeon(x, x_stride, t0, t1, out)) return;
   act_quant_internal::QuantizeRowsScalar(x, x_stride, t0, t1, out);
 }
 

@@ -85,6 +85,9 @@ bool QuantizeRowsAvx512(const float* x, int64_t x_stride, int64_t t0, int64_t t1
 // The same for AVX2 (false where not compiled in or the CPU lacks AVX2).
 bool QuantizeRowsAvx2(const float* x, int64_t x_stride, int64_t t0, int64_t t1,
                       const ActQuantRows& out);
+// The same for AArch64 NEON (false where not compiled in).
+bool QuantizeRowsNeon(const float* x, int64_t x_stride, int64_t t0, int64_t t1,
+                      const ActQuantRows& out);
 
 }  // namespace act_quant_internal
 }  // namespace jisu

@@ -2,6 +2,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
 #endif
 
 #include <cstdint>
@@ -44,6 +46,15 @@ CpuFeatures Detect() {
   f.avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512bw && avx512vl;
   f.avx512_vnni = f.avx512 && vnni;
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512_bf16 = f.avx512 && (a & (1u << 5));
+  return f;
+}
+#elif defined(__aarch64__)
+CpuFeatures Detect() {
+  CpuFeatures f;
+  f.neon = true;
+#if defined(__linux__)
+  f.neon_dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#endif
   return f;
 }
 #else

@@ -98,6 +98,10 @@ const IntKernelSet& IntKernelsFor(Isa isa) {
   if ((isa == Isa::kAvx512 || isa == Isa::kAvx2) && Avx2IntKernels() != nullptr) {
     return *Avx2IntKernels();
   }
+  if (isa == Isa::kNeonDotprod && NeonDotprodIntKernels() != nullptr) {
+    return *NeonDotprodIntKernels();
+  }
+  if (isa == Isa::kNeon && NeonIntKernels() != nullptr) return *NeonIntKernels();
   return ScalarIntKernels();
 }
 

@@ -122,9 +122,13 @@ struct IntKernelSet {
 const IntKernelSet& ScalarIntKernels();
 const IntKernelSet* Avx2IntKernels();        // nullptr where not compiled in
 const IntKernelSet* Avx512VnniIntKernels();  // nullptr where not compiled in
+// AArch64 (nullptr elsewhere): int8 x int8 products widened to int16 (any NEON CPU), and SDOT
+// (the caller checks CpuFeatures::neon_dotprod).
+const IntKernelSet* NeonIntKernels();
+const IntKernelSet* NeonDotprodIntKernels();
 
 // The integer kernels that go with an ISA's float kernels on this CPU (AVX-512 without VNNI
-// gets the AVX2 ones).
+// gets the AVX2 ones; kNeonDotprod the SDOT ones, kNeon the widening ones).
 const IntKernelSet& IntKernelsFor(Isa isa);
 
 // Packs rows [0, valid_rows) (row r at w + r * row_bytes; missing rows zero) and blocks

@@ -188,7 +188,7 @@ void Check(const Case& w, int64_t tokens, Fill fill, double* worst_int, double* 
     interleaved.interleaved =
         reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(il.data()) + 63) / 64 * 64);
   }
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : matmul_internal::kAllIsas) {
     if (!IsaAvailable(isa)) continue;
     ForceIsa(isa);
     for (ThreadPool* pool : {&pool1, &pool2, &pool3}) {
@@ -474,10 +474,20 @@ TEST(ActQuantTest, VectorMatchesScalarExactly) {
     EXPECT_EQ(ref.dl, vec2.dl);
     EXPECT_EQ(ref.sl, vec2.sl);
   }
+  Out neon;
+  const bool has_neon = act_quant_internal::QuantizeRowsNeon(x.data(), kStride, 0, 4, neon.rows());
+  if (has_neon) {
+    ASSERT_TRUE(act_quant_internal::QuantizeRowsNeon(x.data(), kStride, 4, kTokens, neon.rows()));
+    EXPECT_EQ(ref.qs, neon.qs);
+    EXPECT_EQ(ref.d, neon.d);
+    EXPECT_EQ(ref.sum, neon.sum);
+    EXPECT_EQ(ref.dl, neon.dl);
+    EXPECT_EQ(ref.sl, neon.sl);
+  }
   EXPECT_EQ(ref.qs[2 * kCols + 6], -3);  // -2.5 rounds away from zero
   EXPECT_EQ(ref.qs[2 * kCols + 7], 3);
   if (!act_quant_internal::QuantizeRowsAvx512(x.data(), kStride, 0, 3, vec.rows())) {
-    if (!avx2) GTEST_SKIP() << "no vector quantizer here";
+    if (!avx2 && !has_neon) GTEST_SKIP() << "no vector quantizer here";
     return;
   }
   ASSERT_TRUE(act_quant_internal::QuantizeRowsAvx512(x.data(), kStride, 3, kTokens, vec.rows()));

@@ -1,6 +1,7 @@
 // MatMul's kernel-set selection: the best instruction set this CPU and build support
-// (AVX-512, AVX2, else scalar), the test and benchmark overrides (ForceIsa, ForcePath), and the
-// mapping from a tensor's dtype to the kernels' WeightKind.
+// (AVX-512, AVX2, NEON with or without the dot product, else scalar), the test and benchmark
+// overrides (ForceIsa, ForcePath), and the mapping from a tensor's dtype to the kernels'
+// WeightKind.
 #include <atomic>
 #include <cassert>
 #include <optional>
@@ -20,6 +21,8 @@ const KernelSet& BestKernelSet() {
   static const KernelSet* best = [] {
     if (IsaAvailable(Isa::kAvx512)) return Avx512KernelSet();
     if (IsaAvailable(Isa::kAvx2)) return Avx2KernelSet();
+    if (IsaAvailable(Isa::kNeonDotprod)) return NeonDotprodKernelSet();
+    if (IsaAvailable(Isa::kNeon)) return NeonKernelSet();
     return &ScalarKernelSet();
   }();
   return *best;
@@ -64,6 +67,10 @@ const char* IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kNeon:
+      return "neon";
+    case Isa::kNeonDotprod:
+      return "neon-dotprod";
   }
   return "?";
 }
@@ -76,6 +83,10 @@ bool IsaAvailable(Isa isa) {
       return Avx2KernelSet() != nullptr && GetCpuFeatures().avx2;
     case Isa::kAvx512:
       return Avx512KernelSet() != nullptr && GetCpuFeatures().avx512;
+    case Isa::kNeon:
+      return NeonKernelSet() != nullptr && GetCpuFeatures().neon;
+    case Isa::kNeonDotprod:
+      return NeonDotprodKernelSet() != nullptr && GetCpuFeatures().neon_dotprod;
   }
   return false;
 }
@@ -98,6 +109,12 @@ void ForceIsa(std::optional<Isa> isa) {
         break;
       case Isa::kAvx512:
         set = Avx512KernelSet();
+        break;
+      case Isa::kNeon:
+        set = NeonKernelSet();
+        break;
+      case Isa::kNeonDotprod:
+        set = NeonDotprodKernelSet();
         break;
     }
   }

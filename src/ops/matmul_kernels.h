@@ -1,7 +1,7 @@
 // Internal to src/ops: the small interface between the MatMul driver (threading, tiling,
 // packing, scratch; matmul.cc) and the instruction-set-specific inner loops. Each ISA
-// (portable scalar, AVX2+FMA+F16C, AVX-512) fills one KernelSet; the driver picks one at run
-// time from the CPU's features. A new ISA (NEON) or a new kind of kernel (integer VNNI dot
+// (portable scalar, AVX2+FMA+F16C, AVX-512, AArch64 NEON) fills one KernelSet; the driver picks
+// one at run time from the CPU's features. A new ISA or a new kind of kernel (integer VNNI dot
 // products on quantized activations) is added by giving KernelSet another member and the
 // driver a branch that uses it where present, without touching the other ISAs. The integer
 // (activation-quantized) kernels live beside these in matmul_int.h (IntKernelSet per ISA).
@@ -62,7 +62,13 @@ using GemmMicroFn = void (*)(int64_t kc, const float* a, const float* b, float* 
 // caller zero-fills missing ones) into a GEMM panel: panel[k * nr + r] = rows[r * kc + k].
 using TransposePanelFn = void (*)(const float* rows, int64_t kc, float* panel);
 
-enum class Isa { kScalar, kAvx2, kAvx512 };
+// kNeon and kNeonDotprod share the float kernels; they differ in the integer ones (IntKernelsFor):
+// the plain NEON set widens int8 products to int16, the other uses SDOT. Two ISAs rather than a
+// CPU check inside one, so tests and benchmarks can force either on a CPU that has both.
+enum class Isa { kScalar, kAvx2, kAvx512, kNeon, kNeonDotprod };
+// Every ISA, for tests and benchmarks to walk (those not IsaAvailable here are skipped).
+inline constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon,
+                                   Isa::kNeonDotprod};
 const char* IsaName(Isa isa);
 
 struct KernelSet {
@@ -75,11 +81,13 @@ struct KernelSet {
   TransposePanelFn transpose;  // nullptr: the driver's portable loop
 };
 
-// Each returns nullptr where the ISA is not compiled in (non-x86 builds); the caller checks
-// the CPU before using a non-null set.
+// Each returns nullptr where the ISA is not compiled in (x86 sets on other architectures, NEON
+// sets off AArch64); the caller checks the CPU before using a non-null set.
 const KernelSet& ScalarKernelSet();
 const KernelSet* Avx2KernelSet();
 const KernelSet* Avx512KernelSet();
+const KernelSet* NeonKernelSet();
+const KernelSet* NeonDotprodKernelSet();  // the NEON float kernels, tagged kNeonDotprod
 
 // True if `isa` is compiled in and this CPU/OS supports it.
 bool IsaAvailable(Isa isa);

@@ -73,7 +73,7 @@ void Check(DType dtype, int64_t rows, int64_t cols, double* worst) {
         scale[t * rows + o] = a;
       }
     }
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    for (Isa isa : matmul_internal::kAllIsas) {
       if (!IsaAvailable(isa)) continue;
       ForceIsa(isa);
       for (ThreadPool* pool : {&pool1, &pool2}) {
@@ -152,7 +152,7 @@ TEST_F(MatMulKQuantTest, VectorDequantIsBitExact) {
     std::vector<float> ref(n);
     DequantizeRow(dtype, bytes.data(), ref.data(), n);
     const auto kind = matmul_internal::WeightKindOf(dtype).value();
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    for (Isa isa : matmul_internal::kAllIsas) {
       if (!IsaAvailable(isa)) continue;
       ForceIsa(isa);
       std::vector<float> got(n, NAN);

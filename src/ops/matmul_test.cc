@@ -145,7 +145,7 @@ void CheckAgainstReference(const TestWeights& w, int64_t num_tokens, const std::
   const WeightMatrix& interleaved = interleaved_view;
 
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : matmul_internal::kAllIsas) {
     if (IsaAvailable(isa)) isas.push_back(isa);
   }
   static ThreadPool pool1(1), pool2(2), pool3(3);
@@ -251,7 +251,7 @@ TEST_F(MatMulTest, SmallExampleByHand) {
   const float x[] = {1, 1, 1, 2, -1, 4};
   WeightMatrix w{DType::kF32, wdata, 2, 3, 12};
   ThreadPool pool(2);
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : matmul_internal::kAllIsas) {
     if (!IsaAvailable(isa)) continue;
     ForceIsa(isa);
     for (Path path : {Path::kDot, Path::kGemm}) {
