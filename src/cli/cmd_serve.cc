@@ -173,6 +173,8 @@ void RegisterServe(CLI::App& app) {
                   "concurrent HTTP connections served (threads)");
   cmd->add_option("--max-body-bytes", f->http.max_body_bytes,
                   "largest request body (413 beyond; default 8 MiB)");
+  cmd->add_option("--max-header-bytes", f->http.max_header_bytes,
+                  "largest request line plus headers (431 beyond; default 64 KiB)");
   cmd->add_option("--drain-timeout", f->drain_timeout,
                   "seconds in-flight requests get to finish on SIGTERM");
   cmd->add_option("--kv-memory", f->kv_memory,

@@ -9,6 +9,7 @@
 
 #include "server/access_control.h"
 #include "server/body_framing.h"
+#include "server/bounded_connection.h"
 #include "server/connection_probe.h"
 #include "server/generation_handler.h"
 #include "server/openai_protocol.h"
@@ -98,6 +99,9 @@ Status ServerOptions::Validate() const {
     return Status::InvalidArgument("--max-connections must be in [1, 900]");
   }
   if (max_body_bytes < 1024) return Status::InvalidArgument("--max-body-bytes must be >= 1024");
+  if (max_header_bytes < 1024) {
+    return Status::InvalidArgument("--max-header-bytes must be >= 1024");
+  }
   if (read_timeout_s < 1 || write_timeout_s < 1 || keep_alive_timeout_s < 1) {
     return Status::InvalidArgument("timeouts must be >= 1 second");
   }
@@ -252,10 +256,23 @@ Status HttpServer::Start() {
   access.cache_scope = options_.prefix_cache_scope;
   JISU_ASSIGN_OR_RETURN(impl_->access, AccessControl::Create(access));
   impl_->ctx.access = impl_->access.get();
+  HeadLimit head;
+  head.max_bytes = options_.max_header_bytes;
+  ApiError too_large =
+      ApiError::BadRequest("the request line and headers are larger than " +
+                           std::to_string(head.max_bytes) + " bytes (--max-header-bytes)");
+  too_large.http_status = 431;
+  head.refusal_json = too_large.ToJson().dump() + "\n";
+  Impl* impl = impl_.get();
+  head.on_refused = [impl] {
+    impl->metrics.CountRequest("other", 431);
+    impl->metrics.cpu().ChargeAndFlush(CpuStage::kHttp);
+  };
   if (tls()) {
-    JISU_ASSIGN_OR_RETURN(http_, MakeTlsServer(options_.tls_cert_path, options_.tls_key_path));
+    JISU_ASSIGN_OR_RETURN(http_,
+                          MakeTlsServer(options_.tls_cert_path, options_.tls_key_path, head));
   } else {
-    http_ = std::make_unique<httplib::Server>();
+    http_ = std::make_unique<BoundedServer>(std::move(head));
   }
   Install();
   if (options_.port == 0) {

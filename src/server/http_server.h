@@ -38,6 +38,7 @@ struct ServerOptions {
   std::string tls_key_path;
   int max_connections = 512;
   size_t max_body_bytes = 8u << 20;
+  size_t max_header_bytes = 64u << 10;  // request line + headers; 431 beyond (bounded_connection.h)
   int read_timeout_s = 30;
   int write_timeout_s = 30;
   int keep_alive_timeout_s = 5;

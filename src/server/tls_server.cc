@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "server/bounded_connection.h"
+
 namespace jisu::server {
 namespace {
 
@@ -55,11 +57,12 @@ Status Configure(SSL_CTX& ctx, const std::string& cert_path, const std::string& 
 }  // namespace
 
 Result<std::unique_ptr<httplib::Server>> MakeTlsServer(const std::string& cert_path,
-                                                       const std::string& key_path) {
+                                                       const std::string& key_path,
+                                                       const HeadLimit& head) {
   JISU_RETURN_IF_ERROR(Readable("--tls-cert", cert_path));
   JISU_RETURN_IF_ERROR(Readable("--tls-key", key_path));
   Status status;
-  auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+  auto server = std::make_unique<BoundedTlsServer>(head, [&](SSL_CTX& ctx) {
     status = Configure(ctx, cert_path, key_path);
     return status.ok();
   });

@@ -15,10 +15,13 @@ class Server;
 
 namespace jisu::server {
 
-// An httplib::SSLServer serving `cert_path` (PEM certificate chain) with `key_path` (PEM
-// private key, unencrypted), after checking that both load and that the key is the
-// certificate's.
+struct HeadLimit;
+
+// An httplib::SSLServer (BoundedTlsServer: its heads bounded by `head`) serving `cert_path` (PEM
+// certificate chain) with `key_path` (PEM private key, unencrypted), after checking that both load
+// and that the key is the certificate's.
 Result<std::unique_ptr<httplib::Server>> MakeTlsServer(const std::string& cert_path,
-                                                       const std::string& key_path);
+                                                       const std::string& key_path,
+                                                       const HeadLimit& head);
 
 }  // namespace jisu::server
