@@ -128,10 +128,9 @@ TEST(CudaSamplingTest, CachedAndGlobalRowReadsDrawTheSameTokens) {
 }
 
 // Every filter combination, 1 to 8 rows of a Llama-3 vocabulary (and of a small one): the fast
-// path takes the launch and draws, for every u, the token the reference path draws.
-TEST(CudaSamplingTest, FastPathDrawsWhatTheReferenceDraws) {
-  std::string why;
-  if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+// path takes the launch and draws, for each of `draws` values of u, the token the reference path
+// draws.
+void FastPathDrawsWhatTheReferenceDrawsFor(int draws) {
   const std::vector<cuda::DeviceSampling> configs = {
       Row(0, 0, 1, 0),           Row(1, 0, 1, 0),
       Row(0.8f, 0, 1, 0),        Row(0.8f, 0, 0.95f, 0),
@@ -150,8 +149,8 @@ TEST(CudaSamplingTest, FastPathDrawsWhatTheReferenceDraws) {
           params[r].row = rows - 1 - r;
         }
         int mismatches = 0;
-        for (int i = 0; i < 12; ++i) {
-          for (auto& p : params) p.u = (i + 0.5) / 12;
+        for (int i = 0; i < draws; ++i) {
+          for (auto& p : params) p.u = (i + 0.5) / draws;
           cuda::SamplePath taken = cuda::SamplePath::kAuto;
           const std::vector<int32_t> ref = sampler.Draw(params, cuda::SamplePath::kReference);
           const std::vector<int32_t> fast =
@@ -170,12 +169,24 @@ TEST(CudaSamplingTest, FastPathDrawsWhatTheReferenceDraws) {
   }
 }
 
-// NaN logits never win, +inf wins (greedy), a row of -inf draws id 0, equal logits are all kept
-// and drawn in id order, min-p can leave less than the top-p mass (no cut), top-k beyond the
-// finite tokens keeps them all.
-TEST(CudaSamplingTest, FastPathEdgeValuesMatchTheReference) {
+TEST(CudaSamplingTest, FastPathDrawsWhatTheReferenceDraws) {
   std::string why;
   if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  FastPathDrawsWhatTheReferenceDrawsFor(12);
+}
+
+// Each launch shape of the test above once: the run compute-sanitizer's racecheck can finish
+// (the full test does not in 430 s under it; bench/device/racecheck_tests.sh).
+TEST(CudaSamplingTest, FastPathLaunchShapesOnceDrawWhatTheReferenceDraws) {
+  std::string why;
+  if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  FastPathDrawsWhatTheReferenceDrawsFor(1);
+}
+
+// NaN logits never win, +inf wins (greedy), a row of -inf draws id 0, equal logits are all kept
+// and drawn in id order, min-p can leave less than the top-p mass (no cut), top-k beyond the
+// finite tokens keeps them all; `draws` values of u each.
+void FastPathEdgeValuesMatchTheReferenceFor(int draws) {
   constexpr int kVocab = 128256;
   constexpr int kRows = 6;
   const float inf = std::numeric_limits<float>::infinity();
@@ -205,8 +216,8 @@ TEST(CudaSamplingTest, FastPathEdgeValuesMatchTheReference) {
       for (int shift = 0; shift < (rows == 1 ? kRows : 2); ++shift) {
         std::vector<cuda::DeviceSampling> params(rows, configs[c]);
         for (int r = 0; r < rows; ++r) params[r].row = (r + shift) % kRows;
-        for (int i = 0; i < 8; ++i) {
-          for (auto& p : params) p.u = (i + 0.25) / 8;
+        for (int i = 0; i < draws; ++i) {
+          for (auto& p : params) p.u = (i + 0.25) / draws;
           cuda::SamplePath taken = cuda::SamplePath::kAuto;
           const std::vector<int32_t> ref = sampler.Draw(params, cuda::SamplePath::kReference);
           const std::vector<int32_t> fast =
@@ -227,6 +238,19 @@ TEST(CudaSamplingTest, FastPathEdgeValuesMatchTheReference) {
       }
     }
   }
+}
+
+TEST(CudaSamplingTest, FastPathEdgeValuesMatchTheReference) {
+  std::string why;
+  if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  FastPathEdgeValuesMatchTheReferenceFor(8);
+}
+
+// Each launch of the test above once, for racecheck (as above).
+TEST(CudaSamplingTest, FastPathEdgeValuesOnceMatchTheReference) {
+  std::string why;
+  if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  FastPathEdgeValuesMatchTheReferenceFor(1);
 }
 
 // Timing of both paths (not a check): run with --gtest_also_run_disabled_tests.
