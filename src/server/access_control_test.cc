@@ -1,6 +1,7 @@
 #include "server/access_control.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,9 +16,10 @@ constexpr char kOps[] = "sk-ops-00000000000000000";
 class AccessControlTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The process id, not gtest's random seed: ctest runs each test in its own process, and two
+    // started in the same millisecond got the same seed and removed each other's file.
     path_ = std::filesystem::temp_directory_path() /
-            ("jisu_access_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-             ".txt");
+            ("jisu_access_" + std::to_string(::getpid()) + ".txt");
     std::ofstream f(path_);
     f << kAcme << " tenant=acme rpm=1 concurrency=1\n"
       << kBeta << " tenant=beta tpm=100\n"
