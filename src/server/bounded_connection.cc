@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <string>
 #include <utility>
 
 namespace jisu::server {
@@ -83,9 +85,12 @@ class ConnectionStream : public httplib::Stream {
       : fd_(fd), read_ms_(read_ms), write_ms_(write_ms), max_head_(max_head) {}
 
   // A request begins: its head is counted from here until EndHead.
-  virtual void StartRequest() {
+  void StartRequest() {
     head_bytes_ = 0;
     in_head_ = true;
+    answer_head_.clear();
+    in_answer_head_ = true;
+    closes_ = false;
   }
   void EndHead() { in_head_ = false; }
 
@@ -118,15 +123,31 @@ class ConnectionStream : public httplib::Stream {
       sent += static_cast<size_t>(n);
     }
     EndSending();
-    // A client still sending its head reads nothing until it is done: closing with its bytes
-    // unread would reset the connection and could drop the answer before it is read.
-    if (sent == answer.size()) DiscardInput();
+    if (sent != answer.size() || StillSendingAfterDrain()) CloseAbortively();
     if (limit.on_refused) limit.on_refused();
   }
 
   bool is_readable() const override { return Buffered() || WaitFor(fd_, POLLIN, read_ms_); }
   bool is_writable() const override {
     return WaitFor(fd_, POLLOUT, write_ms_) && PeerStillThere(fd_);
+  }
+
+  // The answer to this request said "Connection: close" (a handler's choice, e.g. a body refused
+  // before it was read): the connection must end after it. 0.11.4 ends it only when the request
+  // said so, and went on to read what the client still sent as a next request.
+  bool AnswerCloses() const { return closes_; }
+
+  // Ends a connection whose answer said "Connection: close" (a lingering close, see
+  // StillSendingAfterDrain).
+  void CloseAfterAnswer() {
+    EndSending();
+    if (StillSendingAfterDrain()) CloseAbortively();
+  }
+
+  ssize_t write(const char* ptr, size_t size) final {
+    const ssize_t n = WriteSome(ptr, size);
+    if (n > 0 && in_answer_head_) NoteAnswerHead(ptr, static_cast<size_t>(n));
+    return n;
   }
 
   ssize_t read(char* ptr, size_t size) final {
@@ -162,15 +183,31 @@ class ConnectionStream : public httplib::Stream {
   virtual ssize_t ReadSome(char* ptr, size_t size) = 0;
   // Sends the end of the stream (FIN; TLS: close_notify first).
   virtual void EndSending() = 0;
+  // Sends at most `size` bytes, waiting up to the write timeout: > 0 or -1.
+  virtual ssize_t WriteSome(const char* ptr, size_t size) = 0;
 
-  // Drops what the client still sends: until it closes, pauses for 250 ms, or 2 s have passed.
-  void DiscardInput() const {
+  // After an answer that ends the connection, while the client may still be sending what the
+  // server will not read (a refused body or head): drops what arrives until the client closes,
+  // pauses for 250 ms, or 2 s have passed. A client sending a request reads nothing until it is
+  // done, and a close with its bytes unread resets the connection, which can drop the answer
+  // before the client reads it. True when it was still sending at the end: the connection is then
+  // reset rather than closed, since a closed socket's remains answer further data only with
+  // acknowledgments and the client's send would hang for a minute instead of failing.
+  bool StillSendingAfterDrain() const {
     const auto deadline = Clock::now() + std::chrono::seconds(2);
     std::array<char, 16384> sink;
-    while (Clock::now() < deadline && WaitFor(fd_, POLLIN, 250)) {
+    while (WaitFor(fd_, POLLIN, 250)) {
+      if (Clock::now() >= deadline) return true;
       const ssize_t n = recv(fd_, sink.data(), sink.size(), MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return false;
     }
+    return false;
+  }
+
+  // The socket's close then sends a reset.
+  void CloseAbortively() const {
+    const linger abort{1, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
   }
 
   const int fd_;
@@ -178,23 +215,41 @@ class ConnectionStream : public httplib::Stream {
   const int write_ms_;
 
  private:
+  // The answer's head, up to its blank line: interim (1xx) answers are skipped, and a head past
+  // 16 KiB (ours are far smaller) is not looked at further.
+  void NoteAnswerHead(const char* ptr, size_t n) {
+    answer_head_.append(
+        ptr, std::min(n, (16u << 10) - std::min<size_t>(answer_head_.size(), 16u << 10)));
+    const size_t end = answer_head_.find("\r\n\r\n");
+    if (end == std::string::npos) {
+      if (answer_head_.size() >= (16u << 10)) in_answer_head_ = false;
+      return;
+    }
+    std::string head = answer_head_.substr(0, end + 2);
+    if (head.compare(0, 10, "HTTP/1.1 1") == 0 || head.compare(0, 10, "HTTP/1.0 1") == 0) {
+      answer_head_.erase(0, end + 4);  // 100 Continue: the final answer follows
+      if (!answer_head_.empty()) NoteAnswerHead("", 0);
+      return;
+    }
+    in_answer_head_ = false;
+    std::transform(head.begin(), head.end(), head.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    closes_ = head.find("\r\nconnection: close\r\n") != std::string::npos;
+  }
+
   const size_t max_head_;
   size_t head_bytes_ = 0;
   bool in_head_ = false;
+  std::string answer_head_;
+  bool in_answer_head_ = false;
+  bool closes_ = false;
 };
 
 class PlainStream final : public ConnectionStream {
  public:
   using ConnectionStream::ConnectionStream;
 
-  // cpp-httplib 0.11.4 made a new stream, so a new buffer, for each request: what was read past
-  // a request is dropped. ConnectionProbe::StopReading relies on that, so it stays.
-  void StartRequest() override {
-    ConnectionStream::StartRequest();
-    begin_ = end_ = 0;
-  }
-
-  ssize_t write(const char* ptr, size_t size) override {
+  ssize_t WriteSome(const char* ptr, size_t size) override {
     if (!is_writable()) return -1;
     ssize_t n;
     while ((n = send(fd_, ptr, size, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
@@ -234,7 +289,7 @@ class TlsStream final : public ConnectionStream {
   TlsStream(int fd, SSL* ssl, int read_ms, int write_ms, size_t max_head)
       : ConnectionStream(fd, read_ms, write_ms, max_head), ssl_(ssl) {}
 
-  ssize_t write(const char* ptr, size_t size) override {
+  ssize_t WriteSome(const char* ptr, size_t size) override {
     const int n = static_cast<int>(std::min<size_t>(size, INT_MAX));
     const auto deadline = Clock::now() + std::chrono::milliseconds(write_ms_);
     for (;;) {
@@ -295,6 +350,10 @@ bool ServeRequests(ConnectionStream& strm, const std::atomic<socket_t>& listenin
       return false;
     }
     if (!ok || closed) break;
+    if (strm.AnswerCloses()) {
+      strm.CloseAfterAnswer();
+      break;
+    }
   }
   return ok;
 }

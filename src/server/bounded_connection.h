@@ -15,10 +15,12 @@
 //
 // Otherwise the loop keeps 0.11.4's semantics: the first and each next request is awaited for
 // the keep-alive timeout, at most keep_alive_max_count requests per connection, the last one
-// answered with Connection: close, reads and writes wait for their timeouts, and unread bytes
-// after a request are dropped (ConnectionProbe::StopReading relies on that for refused bodies).
-// One difference: a connection idle between requests ends as soon as the server stops, rather
-// than at the end of its keep-alive wait.
+// answered with Connection: close, reads and writes wait for their timeouts. Differences: a
+// connection idle between requests ends as soon as the server stops, rather than at the end of
+// its keep-alive wait; an answer that says "Connection: close" ends the connection (0.11.4 went
+// on to parse what the client still sent, e.g. a refused body, as further requests), with a
+// lingering close; bytes read past a request stay for the next one (0.11.4 dropped them, which
+// broke pipelined requests).
 #pragma once
 
 #include <httplib.h>

@@ -5,7 +5,6 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 
-#include <chrono>
 #include <utility>
 
 namespace jisu::server {
@@ -65,22 +64,6 @@ bool ConnectionProbe::ClientGone() {
     return n == 0;
   }
   return false;
-}
-
-bool ConnectionProbe::StopReading(size_t max_discard) {
-  if (fd_ == -2) fd_ = FindSocket();
-  if (fd_ < 0) return false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  char buf[16384];
-  size_t discarded = 0;
-  while (discarded < max_discard && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) break;
-    const ssize_t n = recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
-    if (n <= 0) break;
-    discarded += static_cast<size_t>(n);
-  }
-  return shutdown(fd_, SHUT_RD) == 0;
 }
 
 }  // namespace jisu::server

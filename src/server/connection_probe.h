@@ -8,7 +8,6 @@
 // looks gone; ordinary HTTP clients do not do that.
 #pragma once
 
-#include <cstddef>
 #include <string>
 
 namespace jisu::server {
@@ -20,14 +19,6 @@ class ConnectionProbe {
   // True once the peer has closed the connection. The first call scans the open descriptors
   // (about a millisecond); false when the socket cannot be found.
   bool ClientGone();
-
-  // Ends the connection of a request refused before its body was read, once the answer is
-  // written (not before: cpp-httplib writes nothing to a socket it sees at end of input).
-  // Drops what the client still sends (at most `max_discard` bytes, for at most 2 s, until it
-  // pauses for 50 ms) so that closing does not reset the connection before the client has read
-  // the answer (a lingering close), then shuts the read side so cpp-httplib closes instead of
-  // parsing the rest of the body as a next request. False when the socket cannot be found.
-  bool StopReading(size_t max_discard);
 
  private:
   int FindSocket() const;

@@ -158,7 +158,8 @@ void HttpServer::Install() {
     auto refused = CheckBodyFraming(req);
     if (!refused) return httplib::Server::HandlerResponse::Unhandled;
     SetError(res, *refused);
-    res.set_header("Connection", "close");  // the logger ends the connection once answered
+    // The body is not read: the connection ends after the answer (bounded_connection.h).
+    res.set_header("Connection", "close");
     return httplib::Server::HandlerResponse::Handled;
   });
   // Errors cpp-httplib produces itself (unknown path, body too large, bad request line) get
@@ -186,11 +187,7 @@ void HttpServer::Install() {
     if (impl->draining) res.set_header("Connection", "close");
   });
   // Runs after the response was written, on the connection's thread.
-  svr.set_logger([impl, max_body](const httplib::Request& req, const httplib::Response& res) {
-    if (res.status == 411 || res.status == 415) {  // refused above, body unread: end it
-      ConnectionProbe(req.remote_addr, req.remote_port, req.local_addr, req.local_port)
-          .StopReading(max_body);
-    }
+  svr.set_logger([impl](const httplib::Request& req, const httplib::Response& res) {
     const std::string endpoint = EndpointLabel(req.path);
     impl->metrics.CountRequest(endpoint, res.status);
     const bool generation = endpoint == "/v1/chat/completions" || endpoint == "/v1/completions";
