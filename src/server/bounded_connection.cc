@@ -218,23 +218,22 @@ class ConnectionStream : public httplib::Stream {
   // The answer's head, up to its blank line: interim (1xx) answers are skipped, and a head past
   // 16 KiB (ours are far smaller) is not looked at further.
   void NoteAnswerHead(const char* ptr, size_t n) {
+    constexpr size_t kMaxAnswerHead = 16u << 10;
     answer_head_.append(
-        ptr, std::min(n, (16u << 10) - std::min<size_t>(answer_head_.size(), 16u << 10)));
-    const size_t end = answer_head_.find("\r\n\r\n");
-    if (end == std::string::npos) {
-      if (answer_head_.size() >= (16u << 10)) in_answer_head_ = false;
+        ptr, std::min(n, kMaxAnswerHead - std::min(answer_head_.size(), kMaxAnswerHead)));
+    for (size_t end; (end = answer_head_.find("\r\n\r\n")) != std::string::npos;) {
+      std::string head = answer_head_.substr(0, end + 2);
+      answer_head_.erase(0, end + 4);
+      // 100 Continue: the final answer follows.
+      if (head.compare(0, 10, "HTTP/1.1 1") == 0 || head.compare(0, 10, "HTTP/1.0 1") == 0)
+        continue;
+      in_answer_head_ = false;
+      std::transform(head.begin(), head.end(), head.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      closes_ = head.find("\r\nconnection: close\r\n") != std::string::npos;
       return;
     }
-    std::string head = answer_head_.substr(0, end + 2);
-    if (head.compare(0, 10, "HTTP/1.1 1") == 0 || head.compare(0, 10, "HTTP/1.0 1") == 0) {
-      answer_head_.erase(0, end + 4);  // 100 Continue: the final answer follows
-      if (!answer_head_.empty()) NoteAnswerHead("", 0);
-      return;
-    }
-    in_answer_head_ = false;
-    std::transform(head.begin(), head.end(), head.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    closes_ = head.find("\r\nconnection: close\r\n") != std::string::npos;
+    if (answer_head_.size() >= kMaxAnswerHead) in_answer_head_ = false;
   }
 
   const size_t max_head_;
@@ -290,18 +289,10 @@ class TlsStream final : public ConnectionStream {
       : ConnectionStream(fd, read_ms, write_ms, max_head), ssl_(ssl) {}
 
   ssize_t WriteSome(const char* ptr, size_t size) override {
-    const int n = static_cast<int>(std::min<size_t>(size, INT_MAX));
-    const auto deadline = Clock::now() + std::chrono::milliseconds(write_ms_);
-    for (;;) {
-      if (!is_writable()) return -1;
-      ERR_clear_error();
-      const int r = SSL_write(ssl_, ptr, n);
-      if (r > 0) return r;
-      const int err = SSL_get_error(ssl_, r);
-      if ((err != SSL_ERROR_WANT_WRITE && err != SSL_ERROR_WANT_READ) || Clock::now() >= deadline) {
-        return -1;
-      }
-    }
+    const ssize_t n = Retry(
+        write_ms_, [&] { return is_writable(); }, [&](int n) { return SSL_write(ssl_, ptr, n); },
+        size);
+    return n == 0 ? -1 : n;  // the peer's close_notify: nothing more can be sent
   }
 
  private:
@@ -309,12 +300,21 @@ class TlsStream final : public ConnectionStream {
   bool Buffered() const override { return SSL_pending(ssl_) > 0; }
 
   ssize_t ReadSome(char* ptr, size_t size) override {
+    return Retry(
+        read_ms_, [&] { return is_readable(); }, [&](int n) { return SSL_read(ssl_, ptr, n); },
+        size);
+  }
+
+  // SSL_read or SSL_write until it moves bytes (> 0), the peer's close_notify (0), an error or
+  // the timeout (-1). Either may want the socket readable or writable, so both retry.
+  template <typename Ready, typename Op>
+  ssize_t Retry(int timeout_ms, Ready ready, Op op, size_t size) {
     const int n = static_cast<int>(std::min<size_t>(size, INT_MAX));
-    const auto deadline = Clock::now() + std::chrono::milliseconds(read_ms_);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
-      if (!is_readable()) return -1;
+      if (!ready()) return -1;
       ERR_clear_error();
-      const int r = SSL_read(ssl_, ptr, n);
+      const int r = op(n);
       if (r > 0) return r;
       const int err = SSL_get_error(ssl_, r);
       if (err == SSL_ERROR_ZERO_RETURN) return 0;
