@@ -302,7 +302,9 @@ TEST_F(SlowReaderTest, SlowReadersOfAnswersWithinTheSocketBuffersComplete) {
   // bytes of ~70 KB; under emulation, where generating takes minutes, within their first
   // quarter.
   for (auto& c : slow.clients) EXPECT_LT(read_slowly, c->data().size() / 4);
-  if (unit_s_ < 0.5) EXPECT_LT(read_slowly, 2048u);
+  if (unit_s_ < 0.5) {
+    EXPECT_LT(read_slowly, 2048u);
+  }
   EXPECT_EQ(completed, kSlow);
   EXPECT_EQ(lost, 0);
   EXPECT_EQ(corrupted, 0);
