@@ -12,7 +12,7 @@
 # Arm-specific beyond what the set keeps. Measured 2026-12-07 (2-core Xeon VM, qemu 7.2, whole
 # suite, -j2; bench/results/2026-12-07-arm-qemu-full-suite.md): over 85 minutes of wall time for
 # the tests alone; CI's set 1,690 s of test time, the rest 7,631 s plus three SmolLM2 goldens
-# over 600 s each. Left out:
+# over 600 s each (1,519-2,912 s, re-run on shared cores; with --full every test passes). Left out:
 # - the SmolLM2-135M goldens (a real model: 600 s timeouts under qemu; the tiny models' goldens
 #   against transformers stay, logits for every weight type);
 # - the tiny goldens' greedy-continuation and chat-reply variants (~2,600 s; the logits variant
