@@ -299,10 +299,12 @@ TEST_F(SlowReaderTest, SlowReadersOfAnswersWithinTheSocketBuffersComplete) {
   EXPECT_EQ(blocks, 0);
   EXPECT_EQ(server_->num_in_flight(), 0);
   // The server was done long before the readers: natively when they had read a few hundred
-  // bytes of ~70 KB; under emulation, where generating takes minutes, within their first
-  // quarter.
+  // bytes of ~70 KB; where generating takes minutes (emulation, sanitizers on loaded cores),
+  // within their first quarter. The machine counts as native only if both measures of its
+  // speed say so, SetUp's and this test's own (under ASan on CI's shared cores they once read
+  // under 0.5 s and 0.85 s, and the readers had 2,508 bytes when the server was done at 157 s).
   for (auto& c : slow.clients) EXPECT_LT(read_slowly, c->data().size() / 4);
-  if (unit_s_ < 0.5) {
+  if (std::max(unit_s_, baseline[kNormal / 2]) < 0.5) {
     EXPECT_LT(read_slowly, 2048u);
   }
   EXPECT_EQ(completed, kSlow);
