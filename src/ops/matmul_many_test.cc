@@ -146,6 +146,12 @@ TEST_P(MatMulManyTest, EveryOutputEqualsItsOwnMatMul) {
       const Matrix q(dt, 136, cols, interleave, 1, p), k(dt, 40, cols, interleave, 2, p),
           v(dt, 24, cols, interleave, 3, p);
       const Matrix gate(dt, 264, cols, interleave, 4, p), up(dt, 264, cols, interleave, 5, p);
+      // Where this CPU reads no interleaved copy of the type (K-quants; every type on Arm),
+      // the pass with `interleave` would repeat the one without: 3-4 minutes under qemu.
+      if (interleave && !q.w.interleaved && !k.w.interleaved && !v.w.interleaved &&
+          !gate.w.interleaved && !up.w.interleaved) {
+        continue;
+      }
       const std::string what = std::string(DTypeName(dt)) + (interleave ? " interleaved" : "");
       for (int64_t tokens : kTokenCounts) {
         ExpectSameAsSeparate({&q, &k, &v}, tokens, what + " qkv", p);
