@@ -42,6 +42,10 @@ if [ "${JISU_SKIP_SANITIZE:-0}" != "1" ]; then
   # sanitizers.
   asan_skip='GoldenTest\.(PerplexityMatchesTransformers|GreedyContinuationsMatchTransformers)/smollm2'
   asan_skip+='|GoldenTest\.(PerplexityMatchesTransformers|ChatPromptsAndRepliesMatchTransformers)/tiny_llama_gguf_'
+  # And the slow readers that complete (210 s under ASan, nearly all of it waiting on readers):
+  # its promises are about time, its write path is every streaming test's; the stalled reader's
+  # test, which takes the cut-off path, stays.
+  asan_skip+='|SlowReaderTest\.SlowReadersOfAnswersWithinTheSocketBuffersComplete'
   (cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j2 -E "$asan_skip")
   stage "asan tests done"
