@@ -87,7 +87,10 @@ Status ConvertCached(const std::string& source, const fs::path& cached, DType ty
   ConvertOptions options;
   options.type = type;
   Status s = ConvertHfToGguf(source, tmp.string(), options);
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    fs::remove(tmp, ec);
+    return s;
+  }
   fs::rename(tmp, cached, ec);
   if (ec) return Status::Internal("cannot rename " + tmp.string() + ": " + ec.message());
   return Status::Ok();
