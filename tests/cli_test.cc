@@ -12,6 +12,7 @@
 #include "format/gguf.h"
 #include "format/gguf_writer.h"
 #include "tests/test_util.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -49,7 +50,7 @@ class CliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Outcome Jisu(const std::vector<std::string>& args) {
-    std::string cmd = std::string("timeout 300 ") + JISU_BINARY;
+    std::string cmd = std::string("timeout 300 ") + jisu::testing::JisuCommand();
     for (const auto& a : args) cmd += " " + Quote(a);
     cmd += " >" + Quote((dir_ / "out").string()) + " 2>" + Quote((dir_ / "err").string()) +
            " </dev/null";
@@ -88,7 +89,7 @@ class CliTest : public ::testing::Test {
   fs::path dir_;
 };
 
-const char* kTiny = JISU_SOURCE_DIR "/models/tiny-llama";
+const std::string kTiny = (jisu::testing::SourceDir() / "models" / "tiny-llama").string();
 
 TEST_F(CliTest, TokenizeJsonMatchesGoldenIds) {
   const json fixture = testing::ReadJson(testing::TestDataDir() / "golden" / "tiny-llama.json");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -38,7 +39,7 @@ class MakeModelCliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Outcome Jisu(const std::vector<std::string>& args) {
-    std::string cmd = std::string("timeout 300 ") + JISU_BINARY;
+    std::string cmd = std::string("timeout 300 ") + jisu::testing::JisuCommand();
     for (const auto& a : args) cmd += " '" + a + "'";  // test arguments hold no quotes
     cmd += " >'" + (dir_ / "out").string() + "' 2>'" + (dir_ / "err").string() + "' </dev/null";
     const int status = std::system(cmd.c_str());

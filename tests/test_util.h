@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 
+#include "tests/test_paths.h"
+
 namespace jisu::testing {
 
-inline std::filesystem::path SourceDir() { return JISU_SOURCE_DIR; }
-inline std::filesystem::path TestDataDir() { return JISU_TEST_DATA_DIR; }
 
 // Installed by scripts/setup.sh into ./.venv; JISU_SMOLLM2_GGUF overrides.
 inline std::optional<std::string> FindSmolLM2() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/test_util.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -35,7 +36,7 @@ std::string FirstDifference(const std::string& want, const std::string& got) {
          nlohmann::json(got.substr(from, 120)).dump();
 }
 
-const std::filesystem::path kChatData = std::filesystem::path(JISU_TEST_DATA_DIR) / "chat";
+const std::filesystem::path kChatData = jisu::testing::TestDataDir() / "chat";
 
 struct FixtureCounts {
   int cases = 0, errors = 0;

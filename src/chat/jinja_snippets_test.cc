@@ -9,6 +9,7 @@
 #include <string>
 
 #include "chat/jinja_template.h"
+#include "tests/test_paths.h"
 
 namespace jisu::jinja {
 namespace {
@@ -21,7 +22,7 @@ std::string ReadFile(const std::filesystem::path& p) {
 }
 
 TEST(JinjaSnippetsTest, MatchJinja2) {
-  auto path = std::filesystem::path(JISU_TEST_DATA_DIR) / "chat" / "expected" / "snippets.json";
+  auto path = jisu::testing::TestDataDir() / "chat" / "expected" / "snippets.json";
   auto fixture = nlohmann::ordered_json::parse(ReadFile(path));
   int n = 0, same_message = 0, errors = 0;
   for (const auto& c : fixture["cases"]) {

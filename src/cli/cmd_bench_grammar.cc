@@ -28,6 +28,7 @@
 #include "format/json_util.h"
 #include "grammar/grammar_compiler.h"
 #include "grammar/matcher.h"
+#include "core/source_tree.h"
 
 namespace jisu::cli {
 namespace {
@@ -42,7 +43,7 @@ struct BenchGrammarFlags {
   std::string model;
   std::string tokenizer;   // tokenizer.json for the mask vocabulary; empty: the model's
   std::string step_model;  // the model whose decode steps are timed; empty: -m
-  std::string schemas = std::string(JISU_SOURCE_DIR) + "/tests/data/grammar/schemas.json";
+  std::string schemas = std::string(SourceTree()) + "/tests/data/grammar/schemas.json";
   std::string batches = "1,64";
   int64_t gen_tokens = 32;
   int64_t steps = 200;

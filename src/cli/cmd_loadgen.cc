@@ -14,6 +14,7 @@
 #include "loadgen/request_body.h"
 #include "loadgen/runner.h"
 #include "loadgen/workload.h"
+#include "core/source_tree.h"
 
 namespace jisu::cli {
 namespace {
@@ -48,7 +49,7 @@ struct LoadgenFlags {
   double slo_ttft_ms = 2000;
   double slo_tpot_ms = 100;
   double timeout = 600;
-  std::string workload_dir = JISU_SOURCE_DIR "/bench/workload";
+  std::string workload_dir = std::string(SourceTree()) + "/bench/workload";
   std::string out;
   std::string save_requests;
   std::string label;

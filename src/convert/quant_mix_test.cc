@@ -9,13 +9,14 @@
 #include "convert/hf_to_gguf.h"
 #include "format/gguf.h"
 #include "model/model.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* kTiny = JISU_SOURCE_DIR "/models/tiny-llama";
+const std::string kTiny = (jisu::testing::SourceDir() / "models" / "tiny-llama").string();
 
 TEST(QuantMix, UsesMoreBitsMatchesLlamaCppRule) {
   // 6 layers (tiny-llama): n/8 = 0, 7n/8 = 5 -> layers 2 and 5.

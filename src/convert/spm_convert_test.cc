@@ -15,6 +15,7 @@
 #include "format/gguf.h"
 #include "model/model.h"
 #include "tokenizer/spm_model.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -22,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kDir = JISU_TEST_DATA_DIR "/convert_spm";
+const std::string kDir = jisu::testing::TestDataPath("convert_spm");
 
 std::string Slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

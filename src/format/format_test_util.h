@@ -12,11 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include "tests/test_paths.h"
 
 namespace jisu::testing_util {
 
 inline std::string FormatData(const std::string& name) {
-  return std::string(JISU_TEST_DATA_DIR) + "/format/" + name;
+  return jisu::testing::TestDataPath("format/" + name);
 }
 
 inline std::vector<uint8_t> ReadBytes(const std::string& path) {

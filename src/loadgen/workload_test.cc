@@ -8,6 +8,7 @@
 
 #include "loadgen/random.h"
 #include "loadgen/request_body.h"
+#include "tests/test_paths.h"
 
 namespace jisu::loadgen {
 namespace {
@@ -142,7 +143,7 @@ TEST(LoadgenWorkload, RejectsBadOptions) {
 }
 
 TEST(LoadgenWorkload, ShippedCorpusLoads) {
-  auto c = LoadCorpus(JISU_SOURCE_DIR "/bench/workload");
+  auto c = LoadCorpus((jisu::testing::SourceDir() / "bench" / "workload").string());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_GT(c->passages.size(), 10u);
   EXPECT_GT(c->code.size(), 10u);

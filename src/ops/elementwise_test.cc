@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <vector>
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 using nlohmann::json;
 
 json LoadFixture() {
-  std::ifstream in(std::string(JISU_TEST_DATA_DIR) + "/ops/elementwise.json");
+  std::ifstream in(jisu::testing::TestDataPath("ops/elementwise.json"));
   EXPECT_TRUE(in.good()) << "missing tests/data/ops/elementwise.json";
   if (!in) return json::object();
   return json::parse(in);

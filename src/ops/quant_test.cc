@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 #include <vector>
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -21,7 +22,7 @@ struct QuantFixture {
 };
 
 bool LoadFixture(const std::string& name, QuantFixture* f) {
-  std::ifstream in(std::string(JISU_TEST_DATA_DIR) + "/ops/" + name, std::ios::binary);
+  std::ifstream in(jisu::testing::TestDataPath("ops/" + name), std::ios::binary);
   if (!in) return false;
   char magic[4];
   uint32_t hdr[4];

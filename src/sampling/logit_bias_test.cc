@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "sampling/sampler.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
 
 TEST(LogitBiasTest, MatchesTransformersSequenceBias) {
-  std::ifstream in(std::string(JISU_TEST_DATA_DIR) + "/sampling/logit_bias.json");
+  std::ifstream in(jisu::testing::TestDataPath("sampling/logit_bias.json"));
   const nlohmann::json f = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   ASSERT_TRUE(f.is_object());
   int greedy = 0, filtered = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sampling/sampler.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -17,7 +18,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // References from torch.log_softmax / torch.topk (tools/make_sampling_fixtures.py).
 TEST(LogitsTopNTest, MatchesTorchLogSoftmaxAndTopk) {
-  std::ifstream in(std::string(JISU_TEST_DATA_DIR) + "/sampling/logprobs.json");
+  std::ifstream in(jisu::testing::TestDataPath("sampling/logprobs.json"));
   ASSERT_TRUE(in) << "missing logprobs.json";
   const nlohmann::json fixture = nlohmann::json::parse(in, nullptr, false);
   ASSERT_TRUE(fixture.is_object());
@@ -26,7 +27,7 @@ TEST(LogitsTopNTest, MatchesTorchLogSoftmaxAndTopk) {
     const std::vector<float> logits = c["logits"].get<std::vector<float>>();
     const int32_t vocab = static_cast<int32_t>(logits.size());
     const int32_t n = c["n"].get<int32_t>();
-    SCOPED_TRACE(testing::Message() << "vocab " << vocab << " n " << n);
+    SCOPED_TRACE(::testing::Message() << "vocab " << vocab << " n " << n);
 
     std::vector<float> ls(vocab);
     Sampler::LogSoftmax(logits.data(), vocab, ls.data());

@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "sampling/sampler.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
 
 nlohmann::json LoadFixture(const std::string& name) {
-  std::ifstream in(std::string(JISU_TEST_DATA_DIR) + "/sampling/" + name);
+  std::ifstream in(jisu::testing::TestDataPath("sampling/" + name));
   if (!in) return nullptr;
   return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
 }

