@@ -17,7 +17,7 @@ if [ "${JISU_SKIP_APT:-0}" != "1" ]; then
     build-essential cmake ninja-build pkg-config git ca-certificates \
     nlohmann-json3-dev libpcre2-dev libcli11-dev libgtest-dev \
     libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev \
-    clang libclang-rt-14-dev python3 python3-venv python3-pip curl openssl \
+    clang libclang-rt-14-dev python3 python3-venv python3-pip curl openssl ccache \
     g++-aarch64-linux-gnu qemu-user \
     libpcre2-dev:arm64 libgtest-dev:arm64 libcpp-httplib-dev:arm64 libssl-dev:arm64
 fi
@@ -50,5 +50,8 @@ fi
 .venv/bin/python tools/render_chat_references.py .venv/share/jisu/chat_templates/upstream \
   .venv/share/jisu/chat_templates/upstream-expected
 
+# Every build compiles through ccache (CMakeLists.txt), its cache outside the tree: a rebuild,
+# or a build of another clone on this machine, recompiles only what changed.
+source scripts/stage.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build build
+build "release build" cmake --build build

@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: unit and integration tests (ctest), the sanitizer build's tests,
-# and a short fuzzing run of every parser. Expects scripts/setup.sh to have run.
+# Runs the whole test suite: unit and integration tests (ctest), the server scripts, the Arm
+# build under qemu, the ASan/UBSan and ThreadSanitizer builds' tests, and a short fuzzing run of
+# every parser. Expects scripts/setup.sh to have run.
+#   bash scripts/test.sh               everything
+#   bash scripts/test.sh --build-only  every build, no test: fills the compiler cache, so that
+#                                      the next run, in this clone or another, compiles little
+# JISU_SKIP_ARM / JISU_SKIP_SANITIZE / JISU_SKIP_TSAN / JISU_SKIP_FUZZ=1 leave a stage out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
-# Each stage's end, in seconds since the start: CI's time limit is shared by all of them.
-stage() { echo "[test.sh] $1 at ${SECONDS}s"; }
+source scripts/stage.sh
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then build_only=1; fi
 
-cmake --build build
-(cd build && ctest --output-on-failure -j2)
-stage "release tests done"
+build "release build" cmake --build build
+if [ "$build_only" = 0 ]; then
+  (cd build && ctest --output-on-failure -j2)
+  stage "release tests done"
 
-# jisu serve driven by curl and the openai client (tests/server).
-for t in tests/server/test_*.py; do .venv/bin/python "$t"; done
-stage "server tests done"
+  # jisu serve driven by curl and the openai client (tests/server).
+  for t in tests/server/test_*.py; do .venv/bin/python "$t"; done
+  stage "server tests done"
+fi
 
 # AArch64: the NEON kernels and everything else that fits, cross-built and run under qemu-user
 # (scripts/test_arm.sh says what it leaves out and why). JISU_SKIP_ARM=1 skips it.
 if [ "${JISU_SKIP_ARM:-0}" != "1" ]; then
-  bash scripts/test_arm.sh
+  bash scripts/test_arm.sh $( [ "$build_only" = 1 ] && echo --build-only )
   stage "arm stage done"
 fi
 
@@ -30,11 +38,10 @@ SAN_ARGS=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJISU_BUILD_BENCH=OFF
           "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG")
 if [ "${JISU_SKIP_SANITIZE:-0}" != "1" ] || [ "${JISU_SKIP_FUZZ:-0}" != "1" ]; then
   CC=clang CXX=clang++ cmake -S . -B build-san "${SAN_ARGS[@]}" -DJISU_SANITIZE=ON -DJISU_FUZZ=ON
-  cmake --build build-san
-  stage "asan+fuzz build done"
+  build "asan+fuzz build" cmake --build build-san
 fi
 
-if [ "${JISU_SKIP_SANITIZE:-0}" != "1" ]; then
+if [ "$build_only" = 0 ] && [ "${JISU_SKIP_SANITIZE:-0}" != "1" ]; then
   # Left out here, ~12x slower under ASan: SmolLM2's perplexity and greedy-continuation goldens,
   # and the perplexity and chat goldens of tiny-llama's GGUF weight types. Arithmetic the
   # Release run checks; the logits, tokenizer and greedy goldens of every file, and the other
@@ -53,21 +60,19 @@ fi
 
 # ThreadSanitizer: its own clang build, of the suites where threads meet (CMakeLists.txt lists
 # them: engine, scheduler, server, KV, thread pool, loadgen, API; no CLI test, so no CLI build).
-# Opt-in (JISU_TSAN=1): on CI's 2 cores the stages above take ~83 minutes of the 90 from a
-# clean clone, and this one ~11 more (bench/results/2026-12-07-ci-time.md). Run it before
-# landing changes to threaded code, as bench/device/tsan.sh does on the GPU machine's cores.
-if [ "${JISU_TSAN:-0}" = "1" ]; then
+if [ "${JISU_SKIP_TSAN:-0}" != "1" ]; then
   CC=clang CXX=clang++ cmake -S . -B build-tsan "${SAN_ARGS[@]}" -DJISU_TSAN=ON
-  cmake --build build-tsan --target jisu_tests
-  stage "tsan build done"
-  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 \
-     suppressions=$PWD/../tools/tsan.supp" ctest --output-on-failure -j2)
-  stage "tsan tests done"
+  build "tsan build" cmake --build build-tsan --target jisu_tests
+  if [ "$build_only" = 0 ]; then
+    (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 \
+       suppressions=$PWD/../tools/tsan.supp" ctest --output-on-failure -j2)
+    stage "tsan tests done"
+  fi
 fi
 
 # A short run per parser (each replays its corpus first), what CI's 90 minutes leave room for;
 # JISU_FUZZ_SECONDS=3600 for a campaign.
-if [ "${JISU_SKIP_FUZZ:-0}" != "1" ] && ls fuzz/*_fuzz.cc >/dev/null 2>&1; then
+if [ "$build_only" = 0 ] && [ "${JISU_SKIP_FUZZ:-0}" != "1" ] && ls fuzz/*_fuzz.cc >/dev/null 2>&1; then
   for src in fuzz/*_fuzz.cc; do
     name=$(basename "$src" .cc)
     corpus="fuzz/corpus/${name%_fuzz}"
@@ -79,4 +84,4 @@ if [ "${JISU_SKIP_FUZZ:-0}" != "1" ] && ls fuzz/*_fuzz.cc >/dev/null 2>&1; then
   done
   stage "fuzzing done"
 fi
-echo "all test stages passed"
+if [ "$build_only" = 1 ]; then echo "every build done"; else echo "all test stages passed"; fi

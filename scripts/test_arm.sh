@@ -7,6 +7,7 @@
 # nothing here says how fast the kernels are on real Arm hardware.
 #   bash scripts/test_arm.sh          CI's set (below)
 #   bash scripts/test_arm.sh --full   every test, with a long per-test timeout
+#   bash scripts/test_arm.sh --build-only   CI's set's cross build, no test (fills ccache)
 #
 # CI's set is what can differ on Arm: the kernels (every NEON kernel on both integer kernel
 # sets), CPU detection and the thread pool, the model's numerics (tiny models' logits goldens
@@ -36,7 +37,7 @@
 # this stage's time now: bench/results/2026-12-07-ci-time.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-stage() { echo "[test_arm.sh] $1 at ${SECONDS}s"; }
+source scripts/stage.sh
 sources='/(src/(ops|core|model|format|tokenizer|grammar|sampling|convert|chat)/[^/]*'
 sources+='|src/engine/output_processor[^/]*|src/server/(openai_protocol|tools/tool_call_parser'
 sources+='|stream_chunk|structured_output_request)|tests/golden)_test\.cc$'
@@ -47,6 +48,8 @@ skip+='|GoldenTest\.[A-Za-z]+/tiny_mistral'
 args=(-E "$skip")
 targets=(jisu_tests example_generate)
 timeout=600
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then build_only=1; fi
 if [ "${1:-}" = "--full" ]; then
   args=()
   targets+=(jisu)
@@ -60,8 +63,8 @@ cmake -S . -B build-arm -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" \
   -DJISU_CUDA=OFF -DJISU_BUILD_BENCH=OFF -DJISU_TEST_TIMEOUT=$timeout \
   "-DJISU_TEST_SOURCES_REGEX=$sources" > /dev/null
-cmake --build build-arm --target "${targets[@]}"
-stage "arm cross build done"
+build "arm cross build" cmake --build build-arm --target "${targets[@]}"
+if [ "$build_only" = 1 ]; then exit 0; fi
 (cd build-arm && ctest --output-on-failure -j2 "${args[@]}")
 stage "arm tests (qemu -cpu max) done"
 # Armv8.0 without SDOT (Cortex-A72): that detection falls back to the widening-multiply integer

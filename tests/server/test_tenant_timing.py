@@ -4,7 +4,7 @@
 
 Runs `jisu serve` on the bundled SmolLM2-135M-Instruct with an --api-keys file of two tenants,
 A and B, and the default prefix-cache scope (a keys file makes it `tenant`). Each trial takes a
-fresh system prompt P of about 1,100 tokens (random words; system messages are the blocks the
+fresh system prompt P of about 700 tokens (random words; system messages are the blocks the
 default `shared` mode keeps after a request) and, in random order across trials, one of two
 conditions:
   hit:  A sends P (so P's blocks are cached for A), then B sends P;
@@ -19,10 +19,11 @@ The test (N trials per condition) passes when
      relabelings) gives p >= 0.001 (a clean run fails by chance 1 time in 1,000); B's usage
      never reports cached tokens;
   2. A keeps its hits: the median of A's repeat is at least 5x faster than the median TTFT of a
-     cold prompt (A's first sends, hit trials), and the repeat reports >= 1,024 cached tokens.
+     cold prompt (A's first sends, hit trials), and the repeat reports >= 640 cached tokens.
 3. The same procedure can see a leak: against a server started with --prefix-cache-scope global
    (the opt-in to share across tenants), B's hit median must be at most half its miss median
-   with p < 0.01 — so a failure of check 1 would have been caught.
+   with p < 0.01 — so a failure of check 1 would have been caught. This check runs at most 6
+   trials per condition (a leak is far from subtle: 6 against 6 reach p < 0.003).
 Usage: tests/server/test_tenant_timing.py [--jisu build/jisu] [--trials 10] [--json out.json]
 Exit status 0 when every check passed.
 """
@@ -46,7 +47,7 @@ WORDS = ("river stone cloud amber lantern orchard meadow copper violet harbor su
          "lagoon mosaic nectar oasis pebble quill raven sierra timber umber vapor zephyr").split()
 
 
-def fresh_prompt(rng, num_words=820):
+def fresh_prompt(rng, num_words=520):
     return " ".join(rng.choice(WORDS) for _ in range(num_words)) + "."
 
 
@@ -161,8 +162,8 @@ def main():
     failures = []
 
     isolated = run_trials(args.jisu, [], args.trials, args.seed, "serve_timing_tenant")
-    if not min(isolated["prompt_tokens"]) >= 1000:
-        failures.append("prompts shorter than 1,000 tokens")
+    if not min(isolated["prompt_tokens"]) >= 680:
+        failures.append("prompts shorter than 680 tokens")
     if not abs(isolated["b_ratio"] - 1) <= 0.25:
         failures.append("B's hit/miss TTFT medians differ by more than 25%%: ratio %.3f"
                         % isolated["b_ratio"])
@@ -173,11 +174,11 @@ def main():
     if not isolated["a_speedup"] >= 5:
         failures.append("A's repeat is only %.2fx faster than a cold prompt"
                         % isolated["a_speedup"])
-    if not min(isolated["a_repeat_cached"]) >= 1024:
+    if not min(isolated["a_repeat_cached"]) >= 640:
         failures.append("A's repeat reused too few tokens: %s" % isolated["a_repeat_cached"])
 
-    shared = run_trials(args.jisu, ["--prefix-cache-scope", "global"], args.trials, args.seed,
-                        "serve_timing_global")
+    shared = run_trials(args.jisu, ["--prefix-cache-scope", "global"], min(args.trials, 6),
+                        args.seed, "serve_timing_global")
     if not (shared["b_ratio"] <= 0.5 and shared["p_value"] < 0.01):
         failures.append("with --prefix-cache-scope global the test does not see the leak "
                         "(ratio %.3f, p %.4f): it has no power" % (shared["b_ratio"],
