@@ -11,8 +11,8 @@
 #include "convert/hf_to_gguf.h"
 #include "format/gguf.h"
 #include "format/gguf_writer.h"
-#include "tests/test_util.h"
 #include "tests/test_paths.h"
+#include "tests/test_util.h"
 
 namespace jisu {
 namespace {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
 #include "tests/test_paths.h"
 
 namespace jisu {

@@ -14,7 +14,6 @@
 
 namespace jisu::testing {
 
-
 // Installed by scripts/setup.sh into ./.venv; JISU_SMOLLM2_GGUF overrides.
 inline std::optional<std::string> FindSmolLM2() {
   namespace fs = std::filesystem;

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/test_util.h"
 #include "tests/test_paths.h"
+#include "tests/test_util.h"
 
 namespace jisu {
 namespace {

@@ -23,12 +23,12 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/mapped_file.h"
+#include "core/source_tree.h"
 #include "core/thread_pool.h"
 #include "engine/engine.h"
 #include "format/json_util.h"
 #include "grammar/grammar_compiler.h"
 #include "grammar/matcher.h"
-#include "core/source_tree.h"
 
 namespace jisu::cli {
 namespace {

@@ -8,13 +8,13 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "core/source_tree.h"
 #include "loadgen/client.h"
 #include "loadgen/random.h"
 #include "loadgen/report.h"
 #include "loadgen/request_body.h"
 #include "loadgen/runner.h"
 #include "loadgen/workload.h"
-#include "core/source_tree.h"
 
 namespace jisu::cli {
 namespace {

@@ -14,8 +14,8 @@
 #include "convert/hf_to_gguf.h"
 #include "format/gguf.h"
 #include "model/model.h"
-#include "tokenizer/spm_model.h"
 #include "tests/test_paths.h"
+#include "tokenizer/spm_model.h"
 
 namespace jisu {
 namespace {

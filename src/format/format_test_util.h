@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
 #include "tests/test_paths.h"
 
 namespace jisu::testing_util {

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/mapped_file.h"
+#include "core/source_tree.h"
 #include "format/gguf.h"
 #include "format/json_util.h"
 #include "format/safetensors.h"
-#include "core/source_tree.h"
 
 namespace jisu {
 namespace {

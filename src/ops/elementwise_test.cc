@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <vector>
+
 #include "tests/test_paths.h"
 
 namespace jisu {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
 #include "tests/test_paths.h"
 
 namespace jisu {

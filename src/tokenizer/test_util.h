@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
 #include "tests/test_paths.h"
 
 namespace jisu::tokenizer_test {

@@ -18,12 +18,12 @@
 
 #include "format/gguf.h"
 #include "model/model.h"
+#include "tests/test_paths.h"
 #include "tests/test_util.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/test_util.h"
 #include "tokenizer/tokenizer.h"
-#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {

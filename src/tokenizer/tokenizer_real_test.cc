@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tests/test_paths.h"
 #include "tokenizer/test_util.h"
 #include "tokenizer/tokenizer.h"
-#include "tests/test_paths.h"
 
 namespace jisu {
 namespace {
