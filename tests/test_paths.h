@@ -5,15 +5,16 @@
 #include <filesystem>
 #include <string>
 
+#include "core/source_tree.h"
+
 namespace jisu::testing {
 
-// Defined in one generated source (cmake/test_paths.cc.in), so that no other test object names
-// the clone's path and a compiler cache hits across clones.
-const char* SourceDirPath();
-// The jisu binary of this build, behind the emulator a cross build's tests run under.
+// The jisu binary of this build, behind the emulator a cross build's tests run under. Defined in
+// one generated source (cmake/test_paths.cc.in), so that no other test object names a path of
+// the clone and a compiler cache hits across clones.
 const char* JisuCommand();
 
-inline std::filesystem::path SourceDir() { return SourceDirPath(); }
+inline std::filesystem::path SourceDir() { return jisu::SourceTree(); }
 inline std::filesystem::path TestDataDir() { return SourceDir() / "tests" / "data"; }
 inline std::string TestDataPath(const std::string& relative) {
   return (TestDataDir() / relative).string();
