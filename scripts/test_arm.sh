@@ -38,7 +38,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/stage.sh
-sources='/(src/(ops|core|model|format|tokenizer|grammar|sampling|convert|chat)/[^/]*'
+sources='/(src/(ops|core|model|backend/cpu|testmodel|format|tokenizer|grammar|sampling|convert|chat)/[^/]*'
 sources+='|src/engine/output_processor[^/]*|src/server/(openai_protocol|tools/tool_call_parser'
 sources+='|stream_chunk|structured_output_request)|tests/golden)_test\.cc$'
 skip='smollm2|GoldenTest\.(GreedyContinuations|ChatPrompts)'

@@ -14,8 +14,8 @@
 #include <optional>
 #include <thread>
 
+#include "backend/cpu/cpu_backend.h"
 #include "engine/engine.h"
-#include "model/cpu_backend.h"
 #include "server/http_server.h"
 #include "tests/test_util.h"
 #include "tests/tiny_llama_suite.h"

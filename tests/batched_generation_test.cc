@@ -6,10 +6,10 @@
 
 #include <map>
 
+#include "backend/cpu/cpu_backend.h"
 #include "engine/step_runner.h"
 #include "kv/block_pool.h"
 #include "kv/prefix_cache.h"
-#include "model/cpu_backend.h"
 #include "model/model.h"
 #include "runner/generator.h"
 #include "sampling/sampler.h"

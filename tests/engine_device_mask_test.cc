@@ -4,7 +4,7 @@
 // free and logit_bias rows in one continuous batch, with and without speculative decoding (whose
 // verification rows then get one mask per draft position) — and valid output for sampled ones.
 // The masks of a verification come from walking the matcher through the drafts and back.
-// The same engine test on the GPU is cuda/cuda_engine_grammar_test.cc.
+// The same engine test on the GPU is backend/cuda/cuda_engine_grammar_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "engine/engine.h"
 #include "engine/output_processor.h"
 #include "grammar/grammar_compiler.h"
-#include "model/cpu_backend.h"
 #include "tests/fake_device_sampling.h"
 #include "tests/structured_test_util.h"
 #include "tests/test_util.h"

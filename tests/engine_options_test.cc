@@ -13,9 +13,9 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/cpu/cpu_backend.h"
 #include "convert/hf_to_gguf.h"
 #include "engine/engine.h"
-#include "model/cpu_backend.h"
 #include "tests/fake_device_sampling.h"
 #include "tests/test_util.h"
 

@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-#include "model/forward_backend.h"
+#include "backend/forward_backend.h"
 
 namespace jisu::testing {
 

@@ -1,7 +1,8 @@
 // What the structured-output engine tests share (engine_structured_test.cc on the CPU,
 // engine_device_mask_test.cc through a host stand-in for device sampling,
-// cuda/cuda_engine_grammar_test.cc on the GPU): a schema and a regex, requests under them on the
-// bundled model's vocabulary, a callback collector, a scripted drafter, and the validity check.
+// backend/cuda/cuda_engine_grammar_test.cc on the GPU): a schema and a regex, requests under them
+// on the bundled model's vocabulary, a callback collector, a scripted drafter, and the validity
+// check.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -3,8 +3,8 @@
 # machine of the `device` tool (bench/device/build.sh): its image (Ubuntu 24.04, gcc 13, nvcc
 # 13.0, cmake, ninja) lacks the project's other build dependencies, so their headers, libraries,
 # CMake configs and pkg-config files travel with the call (`carry: ["build-deps"]`, ~14 MB),
-# plus HEAD's copies of src/cuda (a base binary to compare against) and of files outside
-# src/cuda that others have modified in the working tree (other.list: the device builds HEAD's).
+# plus HEAD's copies of src/backend/cuda (a base binary to compare against) and of files outside
+# src/backend/cuda that others have modified in the working tree (other.list: the device builds HEAD's).
 # Run from the repository root: bash bench/device/deps.sh
 set -e
 cd "$(git rev-parse --show-toplevel)"
@@ -41,14 +41,14 @@ Version: 0.11.4
 Libs: -L${libdir} -lcpp-httplib
 Cflags: -I${includedir} -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
 PC
-# The base binary: every file of HEAD's src/cuda.
-for f in $(git ls-tree --name-only HEAD src/cuda/); do
+# The base binary: every file of HEAD's src/backend/cuda.
+for f in $(git ls-tree --name-only HEAD src/backend/cuda/); do
   git show HEAD:$f > build-deps/base-cuda/$(basename $f)
 done
-# Files others changed or added outside src/cuda meanwhile: HEAD's version on the device (none
+# Files others changed or added outside src/backend/cuda meanwhile: HEAD's version on the device (none
 # for new files: removed there).
-{ git diff --name-only HEAD -- . ':!src/cuda' ':!bench'
-  git ls-files --others --exclude-standard -- . ':!src/cuda' ':!bench'; } > build-deps/other.list || true
+{ git diff --name-only HEAD -- . ':!src/backend/cuda' ':!bench'
+  git ls-files --others --exclude-standard -- . ':!src/backend/cuda' ':!bench'; } > build-deps/other.list || true
 while read -r f; do
   if git cat-file -e HEAD:"$f" 2>/dev/null; then mkdir -p build-deps/head-other/$(dirname $f); git show HEAD:"$f" > build-deps/head-other/$f; fi
 done < build-deps/other.list

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "model/cpu_backend.h"
+#include "backend/cpu/cpu_backend.h"
 #ifdef JISU_HAVE_CUDA
-#include "cuda/cuda_backend.h"
+#include "backend/cuda/cuda_backend.h"
 #endif
 
 namespace jisu {

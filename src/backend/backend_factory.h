@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "backend/forward_backend.h"
 #include "jisu/request_options.h"
 #include "jisu/status.h"
 #include "kv/kv_cache.h"
-#include "model/forward_backend.h"
 #include "model/model.h"
 
 namespace jisu {

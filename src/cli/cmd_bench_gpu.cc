@@ -13,11 +13,11 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "model/model_config.h"
-#include "model/model_shapes.h"
+#include "testmodel/model_shapes.h"
 #ifdef JISU_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "cuda/cuda_backend.h"
+#include "backend/cuda/cuda_backend.h"
 #endif
 
 namespace jisu::cli {
@@ -251,7 +251,7 @@ void RegisterBenchGpu(CLI::App& app) {
                 "per-kernel breakdown with CUDA events (graphs off; slower steps)");
   cmd->add_option("--attn-chunk", flags->attn_chunk, "attention key chunk (0 = auto)");
   cmd->add_option("--decode-variant", flags->decode_variant,
-                  "decode attention block shape (0-7, see cuda/kernels.h)")
+                  "decode attention block shape (0-7, see backend/cuda/kernels.h)")
       ->check(CLI::Range(0, 7));
   cmd->callback([flags] { ReportStatus(RunBenchGpu(*flags)); });
 }

@@ -8,8 +8,8 @@
 #include "cli/common.h"
 #include "core/mapped_file.h"
 #include "format/json_util.h"
-#include "model/dummy_model.h"
-#include "model/model_shapes.h"
+#include "testmodel/dummy_model.h"
+#include "testmodel/model_shapes.h"
 
 namespace jisu::cli {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "chat/chat_template.h"
 #include "core/mapped_file.h"
-#include "model/dummy_model.h"
+#include "testmodel/dummy_model.h"
 
 namespace jisu::cli {
 

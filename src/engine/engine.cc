@@ -5,7 +5,7 @@
 #include <chrono>
 #include <limits>
 
-#include "model/cpu_backend.h"
+#include "backend/cpu/cpu_backend.h"
 #include "tokenizer/tokenizer.h"
 
 namespace jisu {

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/forward_backend.h"
 #include "engine/engine_metrics.h"
 #include "engine/output_processor.h"
 #include "engine/step_runner.h"
@@ -30,7 +31,6 @@
 #include "kv/block_pool.h"
 #include "kv/prefix_cache.h"
 #include "metrics/metrics_registry.h"
-#include "model/forward_backend.h"
 #include "model/model.h"
 #include "sampling/logits_top_n.h"
 #include "sampling/sampler.h"

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/forward_backend.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/matcher.h"
 #include "jisu/finish_reason.h"
 #include "jisu/status.h"
-#include "model/forward_backend.h"
 #include "sampling/logits_top_n.h"
 #include "sampling/sampler.h"
 #include "sched/step_plan.h"

@@ -12,10 +12,10 @@
 #include <span>
 #include <vector>
 
+#include "backend/forward_backend.h"
 #include "core/function_ref.h"
 #include "core/thread_pool.h"
 #include "jisu/status.h"
-#include "model/forward_backend.h"
 #include "sched/step_plan.h"
 
 namespace jisu {

@@ -12,13 +12,13 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/cpu/cpu_weights.h"
+#include "backend/cpu/transformer.h"
 #include "core/thread_pool.h"
 #include "jisu/finish_reason.h"
 #include "jisu/status.h"
 #include "kv/kv_cache.h"
-#include "model/cpu_weights.h"
 #include "model/model.h"
-#include "model/transformer.h"
 #include "sampling/sampler.h"
 
 namespace jisu {

@@ -1,7 +1,7 @@
 // The step contract between the scheduler and the model runner, as plain data (DESIGN.md shape
 // 4): Schedule() returns a StepPlan, the runner executes it and hands back a StepOutput, which
 // ApplyStepOutput() folds into the request states.
-// StepPlan's layout is ForwardBatch's (model/forward_batch.h): token_ids is the flat batch,
+// StepPlan's layout is ForwardBatch's (backend/forward_batch.h): token_ids is the flat batch,
 // sequences are back to back in it, logits_rows are flat indices. block_table spans point into
 // the KV manager's tables and stay valid until the next ApplyStepOutput / Cancel / AddRequest
 // call.
