@@ -1,13 +1,13 @@
 #!/bin/bash
 # On the device machine, from the repository root, after `source bench/device/build.sh`:
-# builds the base commit's jisu from base-src.tar.xz (made here by
-#   git archive --format=tar BASE src include CMakeLists.txt examples | xz > base-src.tar.xz
-# and carried with the call) against the same carried dependencies and flags, then runs
+# builds the base commit's jisu from build-deps/base-src.tar.xz (made here by
+#   git archive --format=tar BASE src include cmake CMakeLists.txt examples | xz > build-deps/base-src.tar.xz
+# and carried with build-deps) against the same carried dependencies and flags, then runs
 # `bench-gpu` alternating new/base. Usage: bash bench/device/ab_gpu.sh ROUNDS BENCH-GPU-ARGS...
 set -e
 rounds=$1; shift
 repo=$PWD
-rm -rf /tmp/base && mkdir -p /tmp/base && tar xJf base-src.tar.xz -C /tmp/base
+rm -rf /tmp/base && mkdir -p /tmp/base && tar xJf build-deps/base-src.tar.xz -C /tmp/base
 deps=$repo/build-deps/usr; lib=$deps/lib/x86_64-linux-gnu
 (cd /tmp/base && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
    -DCMAKE_CUDA_ARCHITECTURES=90a -DJISU_BUILD_BENCH=OFF -DJISU_BUILD_TESTS=OFF \

@@ -5,6 +5,7 @@
 # Release build for sm_90a against the carried dependencies, builds the targets into build/,
 # and exports LD_LIBRARY_PATH so the binaries find the carried libraries. Returns non-zero when
 # a target did not build. $OUT/build.log holds the compiler output.
+[ -d build-deps/usr ] || [ ! -f build-deps/usr.tar.xz ] || tar xJf build-deps/usr.tar.xz -C build-deps
 JISU_DEPS=$PWD/build-deps/usr
 JISU_DEPS_LIB=$JISU_DEPS/lib/x86_64-linux-gnu
 [ -d "$JISU_DEPS_LIB" ] || { echo "no build-deps/ (run bench/device/deps.sh and carry it)"; return 1; }

@@ -4,6 +4,7 @@
 # dependencies, then ctest under TSan. Study aid for CI's TSan stage (scripts/test.sh builds the
 # same with clang on the CI machine). Usage: bash bench/device/tsan.sh [CTEST-ARGS...]
 set -e
+[ -d build-deps/usr ] || tar xJf build-deps/usr.tar.xz -C build-deps
 deps=$PWD/build-deps/usr; lib=$deps/lib/x86_64-linux-gnu
 sed -i "s|@PREFIX@|$deps|" "$lib"/pkgconfig/*.pc
 export PKG_CONFIG_PATH=$lib/pkgconfig
