@@ -203,19 +203,20 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
   const int hidden = static_cast<int>(c.hidden_size);
   const int32_t* meta = meta_dev_.as<int32_t>();
   cudaStream_t s = stream_;
-  // Steps of a few tokens (decode) of the Llama family's layer run on the fused GEMVs of
-  // gemv.cu: RMSNorm, RoPE + K/V write, SwiGLU and the residual add ride in the products, five
-  // launches a layer (BF16 weights only). Every other layer program, and larger steps, run the
-  // plan's per-op kernels.
-  const bool fused_gemv = options_.fused_kernels && plan_.fused_gemv_layer && bf16_weights_ &&
-                          T <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
-                          hidden % 8 == 0 && c.q_dim() % 8 == 0 && c.intermediate_size % 8 == 0 &&
-                          c.head_dim % 2 == 0;
+  // Steps of a few tokens (decode) run the layer's fused-GEMV form: norms, rope + K/V write,
+  // the gated activation and the residual add ride in the products (BF16 weights only). Larger
+  // steps run the per-op kernels.
+  const bool gemv = options_.fused_kernels && bf16_weights_ &&
+                    T <= std::min<int64_t>(options_.gemv_max_tokens, cuda::kMaxGemvTokens) &&
+                    hidden % 8 == 0 && c.q_dim() % 8 == 0 && c.intermediate_size % 8 == 0 &&
+                    c.head_dim % 2 == 0;
+  const std::vector<cuda::StepOp>& ops = gemv ? plan_.gemv_ops : plan_.ops;
   int ss_parts = 1;  // producers of the partial sums of squares the next norm reads
-  if (fused_gemv) {
+  if (!ops.empty() && ops.front().fused_norm) {
+    // The first layer's input norm rides in the embedding, as the last residual's does after.
     cuda::LaunchEmbedNormInput(embedding_.bf16(), meta + off_ids_, static_cast<int>(T), hidden,
-                               layers_[0].attn_norm.as<float>(), x_.as<float>(), xn_.as<uint16_t>(),
-                               ss_.as<float>(), s);
+                               program_.embed_scale, layers_[0].Norm(ops.front().norm).as<float>(),
+                               x_.as<float>(), xn_.as<uint16_t>(), ss_.as<float>(), s);
   } else {
     cuda::LaunchEmbed(embedding_.bf16(), meta + off_ids_, static_cast<int>(T), hidden,
                       program_.embed_scale, x_.as<float>(), s);
@@ -243,81 +244,11 @@ Status CudaBackend::RunStep(int64_t T, int64_t R) {
       static_cast<int64_t>(num_decode_items_) * c.num_kv_heads <= num_sms_) {
     attn.decode_variant = 7;
   }
-  const int T32 = static_cast<int>(T);
   const uint64_t layer_kv = static_cast<uint64_t>(num_blocks_) * BlockBytes() / 2;  // elements
-
   for (int64_t layer = 0; layer < c.num_layers; ++layer) {
-    DeviceLayer& w = layers_[layer];
     uint16_t* kv = kv_.as<uint16_t>() + layer * layer_kv;
     attn.sliding_window = static_cast<int>(program_.layers[layer].window);
-    if (!fused_gemv) {
-      JISU_RETURN_IF_ERROR(RunLayerPlan(layer, T, kv, attn));
-      continue;
-    }
-    cuda::GemvArgs g;  // the fused GEMVs' common part
-    g.tokens = T32;
-    g.programmatic_launch = options_.gemv_pdl;
-    g.eps = program_.norm_eps;
-    g.op = cuda::GemvOp::kQkvRope;
-    g.w = w.wqkv.bf16();
-    g.rows = static_cast<int>(QkvDim());
-    g.k = hidden;
-    g.x = xn_.as<uint16_t>();
-    g.ss_in = ss_.as<float>();
-    g.ss_in_parts = ss_parts;
-    g.bias = w.bqkv.size() ? w.bqkv.as<float>() : nullptr;
-    g.positions = meta + off_pos_;
-    g.slots = meta + off_slots_;
-    g.inv_freq = inv_freqs_[program_.layers[layer].rope].as<float>();
-    g.interleaved = program_.rope_style == RopeStyle::kInterleaved;
-    g.q_scale = program_.attn_scale;
-    g.q_out = q_.as<float>();
-    g.kv_layer = kv;
-    g.block_size = attn.block_size;
-    g.heads = attn.heads;
-    g.kv_heads = attn.kv_heads;
-    g.head_dim = attn.head_dim;
-    if (!cuda::LaunchGemvOp(g, s)) return Status::Internal("cuda backend: qkv gemv refused");
-    Mark("gemv_qkv_rope");
-    attn.kv = kv;
-    JISU_RETURN_IF_ERROR(RunAttention(attn, T));
-    const bool last = layer + 1 == c.num_layers;
-    cuda::GemvArgs o = g;
-    o.op = cuda::GemvOp::kAccumulate;
-    o.w = w.wo.bf16();
-    o.rows = hidden;
-    o.k = static_cast<int>(c.q_dim());
-    o.x = attn_.as<uint16_t>();
-    o.ss_in = nullptr;
-    o.y = x_.as<float>();
-    o.u_out = xn_.as<uint16_t>();
-    o.u_weight = w.ffn_norm.as<float>();
-    o.ss_out = ss_.as<float>();
-    if (!cuda::LaunchGemvOp(o, s)) return Status::Internal("cuda backend: o gemv refused");
-    ss_parts = cuda::GemvBlocks(o);
-    Mark("gemv_o");
-    cuda::GemvArgs gu = g;
-    gu.op = cuda::GemvOp::kSwiGlu;
-    gu.w = w.w_gate_up.bf16();
-    gu.rows = static_cast<int>(2 * c.intermediate_size);
-    gu.n = static_cast<int>(c.intermediate_size);
-    gu.k = hidden;
-    gu.x = xn_.as<uint16_t>();
-    gu.ss_in = ss_.as<float>();
-    gu.ss_in_parts = ss_parts;
-    gu.act = act_.as<uint16_t>();
-    if (!cuda::LaunchGemvOp(gu, s)) return Status::Internal("cuda backend: gate/up gemv refused");
-    Mark("gemv_gate_up");
-    cuda::GemvArgs d = o;
-    d.w = w.w_down.bf16();
-    d.k = static_cast<int>(c.intermediate_size);
-    d.x = act_.as<uint16_t>();
-    // After the last layer the final norm reads x itself (logits rows may be a subset).
-    d.u_out = last ? nullptr : xn_.as<uint16_t>();
-    d.u_weight = last ? nullptr : layers_[layer + 1].attn_norm.as<float>();
-    d.ss_out = last ? nullptr : ss_.as<float>();
-    if (!cuda::LaunchGemvOp(d, s)) return Status::Internal("cuda backend: down gemv refused");
-    Mark("gemv_down");
+    JISU_RETURN_IF_ERROR(RunLayerPlan(ops, layer, T, kv, attn, ss_parts));
   }
   if (R > 0) {
     cuda::LaunchRmsNorm(x_.as<float>(), meta + off_rows_, static_cast<int>(R), hidden,
@@ -364,10 +295,19 @@ Status CudaBackend::ResidualGemm(const DeviceWeight& w, const void* in, int64_t 
   return Status::Ok();
 }
 
-// One layer on the per-op kernels: plan_ is the layer program matched to kernel sequences
-// (cuda_program.h). The unfused baseline (options_.fused_kernels off) splits the fused
+cuda::GemvArgs CudaBackend::GemvBase(int64_t T) const {
+  cuda::GemvArgs g;
+  g.tokens = static_cast<int>(T);
+  g.programmatic_launch = options_.gemv_pdl;
+  g.eps = program_.norm_eps;
+  return g;
+}
+
+// One layer: `ops` is the layer program matched to kernel sequences (cuda_program.h), per op or
+// in its fused-GEMV form. The unfused baseline (options_.fused_kernels off) splits the fused
 // elementwise kernels into one kernel a step, as an eager framework runs them.
-Status CudaBackend::RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::AttnArgs& attn) {
+Status CudaBackend::RunLayerPlan(const std::vector<cuda::StepOp>& ops, int64_t layer, int64_t T,
+                                 uint16_t* kv, cuda::AttnArgs& attn, int& ss_parts) {
   const ModelConfig& c = config_;
   const DeviceLayer& w = layers_[layer];
   const int hidden = static_cast<int>(c.hidden_size);
@@ -390,7 +330,34 @@ Status CudaBackend::RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::A
                            eps, s);
     return Status::Ok();
   };
-  for (const cuda::StepOp& op : plan_.ops) {
+  // A fused GEMV consumer's input: u and the sums of squares of its norm, or xn as is.
+  auto gemv_input = [&](const cuda::StepOp& op, cuda::GemvArgs& g) {
+    g.x = xn_.as<uint16_t>();
+    g.ss_in = op.fused_norm ? ss_.as<float>() : nullptr;
+    g.ss_in_parts = ss_parts;
+  };
+  // x += m . in on the residual GEMV; it writes the next norm's input when the plan says so.
+  auto residual_gemv = [&](const cuda::StepOp& op, const DeviceWeight& m, const uint16_t* in,
+                           int k) -> Status {
+    cuda::GemvArgs g = GemvBase(T);
+    g.op = cuda::GemvOp::kAccumulate;
+    g.w = m.bf16();
+    g.rows = hidden;
+    g.k = k;
+    g.x = in;
+    g.y = x_.as<float>();
+    const bool last = layer + 1 == c.num_layers;
+    if (op.next_norm != WeightId::kCount && !(op.next_layer && last)) {
+      const DeviceLayer& nl = op.next_layer ? layers_[layer + 1] : w;
+      g.u_out = xn_.as<uint16_t>();
+      g.u_weight = nl.Norm(op.next_norm).as<float>();
+      g.ss_out = ss_.as<float>();
+    }
+    if (!cuda::LaunchGemvOp(g, s)) return Status::Internal("cuda backend: residual gemv refused");
+    if (g.ss_out) ss_parts = cuda::GemvBlocks(g);
+    return Status::Ok();
+  };
+  for (const cuda::StepOp& op : ops) {
     switch (op.kind) {
       case cuda::StepKind::kNormIn:
         cuda::LaunchRmsNorm(x_.as<float>(), nullptr, T32, hidden, w.Norm(op.norm).as<float>(), eps,
@@ -444,6 +411,48 @@ Status CudaBackend::RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::A
         break;
       case cuda::StepKind::kDownProject:
         JISU_RETURN_IF_ERROR(residual(w.w_down, act_.get(), op.norm));
+        break;
+      case cuda::StepKind::kQkvRopeGemv: {
+        cuda::GemvArgs g = GemvBase(T);
+        g.op = cuda::GemvOp::kQkvRope;
+        g.w = w.wqkv.bf16();
+        g.rows = qkv_dim;
+        g.k = hidden;
+        gemv_input(op, g);
+        g.bias = op.fuse_bias ? w.bqkv.as<float>() : nullptr;
+        g.positions = meta + off_pos_;
+        g.slots = meta + off_slots_;
+        g.inv_freq = inv_freq;
+        g.interleaved = interleaved;
+        g.q_scale = program_.attn_scale;
+        g.q_out = q_.as<float>();
+        g.kv_layer = kv;
+        g.block_size = static_cast<int>(options_.block_size);
+        g.heads = heads;
+        g.kv_heads = kv_heads;
+        g.head_dim = head_dim;
+        if (!cuda::LaunchGemvOp(g, s)) return Status::Internal("cuda backend: qkv gemv refused");
+        break;
+      }
+      case cuda::StepKind::kGateActGemv: {
+        cuda::GemvArgs g = GemvBase(T);
+        g.op = cuda::GemvOp::kSwiGlu;
+        g.w = w.w_gate_up.bf16();
+        g.rows = 2 * ffn;
+        g.n = ffn;
+        g.k = hidden;
+        gemv_input(op, g);
+        g.act = act_.as<uint16_t>();
+        if (!cuda::LaunchGemvOp(g, s))
+          return Status::Internal("cuda backend: gate/up gemv refused");
+        break;
+      }
+      case cuda::StepKind::kOutGemv:
+        JISU_RETURN_IF_ERROR(
+            residual_gemv(op, w.wo, attn_.as<uint16_t>(), static_cast<int>(c.q_dim())));
+        break;
+      case cuda::StepKind::kDownGemv:
+        JISU_RETURN_IF_ERROR(residual_gemv(op, w.w_down, act_.as<uint16_t>(), ffn));
         break;
     }
     if (op.kind != cuda::StepKind::kAttention) Mark(cuda::StepKindName(op.kind));
@@ -505,6 +514,11 @@ Result<std::unique_ptr<ForwardBackend>> CreateCudaBackendRandom(const ModelConfi
 std::string CudaProfileReport(ForwardBackend& backend) {
   auto* cuda = dynamic_cast<CudaBackend*>(&backend);
   return cuda ? cuda->ProfileReport() : std::string();
+}
+
+std::vector<std::string> CudaLastStepLaunches(ForwardBackend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  return cuda ? cuda->LastStepLaunches() : std::vector<std::string>();
 }
 
 Result<double> MeasureCudaCopyBandwidth(int device, uint64_t bytes) {

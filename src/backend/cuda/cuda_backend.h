@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/forward_backend.h"
 #include "jisu/status.h"
@@ -86,6 +87,9 @@ Result<std::unique_ptr<ForwardBackend>> CreateCudaBackendRandom(const ModelConfi
 // With options.profile: milliseconds per step spent in each kernel group since the last call
 // (one line each), then resets. Empty for other backends.
 std::string CudaProfileReport(ForwardBackend& backend);
+// With options.profile: the launch groups of the last step, in order (the labels of the
+// report). Empty for other backends.
+std::vector<std::string> CudaLastStepLaunches(ForwardBackend& backend);
 
 // Device-to-device copy bandwidth in bytes/s (read + write counted), over `bytes` per copy:
 // the roofline decode is compared to.

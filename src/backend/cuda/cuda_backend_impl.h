@@ -148,8 +148,12 @@ class CudaBackend final : public ForwardBackend {
   // y[T, w.rows] (f32) (+)= x[T, w.cols] (bf16) . w^T, on the kernel for w's type and T.
   Status Gemm(const DeviceWeight& w, const void* x, int64_t tokens, float* y, bool accumulate);
   Status ResidualGemm(const DeviceWeight& w, const void* in, int64_t T);
-  // One layer on the per-op kernels, as plan_ lists them.
-  Status RunLayerPlan(int64_t layer, int64_t T, uint16_t* kv, cuda::AttnArgs& attn);
+  // One layer of a step: `ops` is plan_.ops or plan_.gemv_ops. `ss_parts` carries the number
+  // of partial sums of squares the last fused-GEMV producer wrote to the next consumer.
+  Status RunLayerPlan(const std::vector<cuda::StepOp>& ops, int64_t layer, int64_t T, uint16_t* kv,
+                      cuda::AttnArgs& attn, int& ss_parts);
+  // The fused GEMVs' fields common to every launch of a step of T tokens.
+  cuda::GemvArgs GemvBase(int64_t T) const;
   Status RunAttention(cuda::AttnArgs& attn, int64_t T);
 
   ModelConfig config_;
@@ -253,6 +257,10 @@ class CudaBackend final : public ForwardBackend {
     prof_ms_.clear();
     prof_steps_ = 0;
     return out;
+  }
+  std::vector<std::string> LastStepLaunches() const {
+    return std::vector<std::string>(prof_labels_.begin() + std::min<size_t>(1, prof_n_),
+                                    prof_labels_.begin() + prof_n_);
   }
 
  private:

@@ -260,6 +260,42 @@ TEST_F(CudaBackendTest, FusedGemvMatchesCpuAtOtherShapes) {
   CompareWithCpu("tiny-llama", 0, true, true, unfused);
 }
 
+// The kernels follow the layer's ops, not the architecture's name: Mistral's layer is Llama's,
+// so a decode step (fused GEMVs) and a prefill step (per-op kernels) launch the same sequence.
+TEST_F(CudaBackendTest, SameOpsUnderAnotherArchitectureRunTheSameKernels) {
+  std::vector<std::vector<std::string>> launches[2];
+  int i = 0;
+  for (Architecture arch : {Architecture::kLlama, Architecture::kMistral}) {
+    auto model = SyntheticModel(arch, 8, 2, 128, std::nullopt);
+    ASSERT_TRUE(model);
+    auto gpu = CudaBackendTest::Gpu(*model, 16, 0, 16, true, true,
+                                    [](CudaBackendOptions& o) { o.profile = true; });
+    ASSERT_TRUE(gpu);
+    std::vector<int32_t> blocks(16);
+    std::iota(blocks.begin(), blocks.end(), 0);
+    const std::vector<int32_t> prompt = Ids(20, model->config().vocab_size, 3);
+    const int64_t last = 19, row0 = 0;
+    std::vector<float> logits(model->config().vocab_size);
+    ForwardBatch prefill{prompt, {BatchSequence{20, 0, blocks}}, std::span(&last, 1)};
+    ASSERT_TRUE(gpu->Forward(prefill, logits.data()).ok());
+    launches[i].push_back(CudaLastStepLaunches(*gpu));
+    const int32_t tok = prompt[0];
+    ForwardBatch decode{std::span(&tok, 1), {BatchSequence{1, 20, blocks}}, std::span(&row0, 1)};
+    ASSERT_TRUE(gpu->Forward(decode, logits.data()).ok());
+    launches[i].push_back(CudaLastStepLaunches(*gpu));
+    ++i;
+  }
+  EXPECT_EQ(launches[0], launches[1]);
+  // The decode step is the fused form: five launch groups a layer, the norms inside them.
+  const std::vector<std::string>& decode = launches[0][1];
+  EXPECT_EQ(std::count(decode.begin(), decode.end(), "gemv_qkv_rope"), 2);
+  EXPECT_EQ(std::count(decode.begin(), decode.end(), "gemv_down"), 2);
+  EXPECT_EQ(std::count(decode.begin(), decode.end(), "norm"), 0);
+  const std::vector<std::string>& prefill = launches[0][0];
+  EXPECT_EQ(std::count(prefill.begin(), prefill.end(), "qkv"), 2);
+  EXPECT_EQ(std::count(prefill.begin(), prefill.end(), "norm"), 4);
+}
+
 // Decode steps of 2..8 sequences in one batch (every token count the GEMV kernels are built
 // for) equal the CPU's batch, on the fused GEMVs.
 TEST_F(CudaBackendTest, SmallDecodeBatchesMatchCpu) {

@@ -1,7 +1,5 @@
 #include "backend/cuda/cuda_program.h"
 
-#include "model/arch/architectures.h"
-
 namespace jisu::cuda {
 
 const char* StepKindName(StepKind kind) {
@@ -26,6 +24,14 @@ const char* StepKindName(StepKind kind) {
       return "gated_act";
     case StepKind::kDownProject:
       return "down";
+    case StepKind::kQkvRopeGemv:
+      return "gemv_qkv_rope";
+    case StepKind::kGateActGemv:
+      return "gemv_gate_up";
+    case StepKind::kOutGemv:
+      return "gemv_o";
+    case StepKind::kDownGemv:
+      return "gemv_down";
   }
   return "?";
 }
@@ -169,11 +175,65 @@ Result<LayerPlan> PlanLayer(const ModelProgram& program, const std::string& arch
     return Status::Unsupported("cuda backend: " + arch_name +
                                ": a q/k/v bias without the rope that applies it");
   }
-  ModelProgram llama;
-  AppendAttentionBlock({.qkv_bias = plan.qkv_bias}, llama);
-  AppendMlpBlock({.act = Activation::kSilu}, llama);
-  plan.fused_gemv_layer = program.layer_ops == llama.layer_ops && program.embed_scale == 1.0f;
+  plan.gemv_ops = FuseForGemv(plan.ops);
   return plan;
+}
+
+std::vector<StepOp> FuseForGemv(const std::vector<StepOp>& ops) {
+  // Consumers first: a product and the elementwise step after it become one GEMV, taking in
+  // the kNormIn before them where one is.
+  struct Item {
+    StepOp op;
+    bool absorbs_norm = false;  // a consumer GEMV with a kNormIn right before it
+  };
+  std::vector<Item> items;
+  const size_t n = ops.size();
+  for (size_t i = 0; i < n; ++i) {
+    const StepOp& op = ops[i];
+    const StepOp* next = i + 1 < n ? &ops[i + 1] : nullptr;
+    StepOp fused{.kind = op.kind};
+    if (op.kind == StepKind::kQkvProject && next && next->kind == StepKind::kRopeKv) {
+      fused = StepOp{.kind = StepKind::kQkvRopeGemv, .fuse_bias = next->fuse_bias};
+    } else if (op.kind == StepKind::kGateUpProject && next && next->kind == StepKind::kGatedAct &&
+               next->act == Activation::kSilu) {
+      fused = StepOp{.kind = StepKind::kGateActGemv};
+    } else if (op.kind == StepKind::kOutProject && op.norm == WeightId::kCount) {
+      items.push_back({StepOp{.kind = StepKind::kOutGemv}});
+      continue;
+    } else if (op.kind == StepKind::kDownProject && op.norm == WeightId::kCount) {
+      items.push_back({StepOp{.kind = StepKind::kDownGemv}});
+      continue;
+    } else {
+      items.push_back({op});
+      continue;
+    }
+    ++i;  // the elementwise step is in the GEMV
+    if (!items.empty() && items.back().op.kind == StepKind::kNormIn) {
+      fused.norm = items.back().op.norm;
+      items.back().absorbs_norm = true;  // marks the kNormIn, resolved below
+    }
+    items.push_back({fused});
+  }
+  // Then each kNormIn a consumer follows moves into the residual GEMV before it (the layer's
+  // last op, for its first), which writes that norm's input; without such a producer it stays
+  // a kernel of its own and the consumer reads its output.
+  const size_t m = items.size();
+  std::vector<bool> drop(m, false);
+  for (size_t i = 0; i < m; ++i) {
+    if (items[i].op.kind != StepKind::kNormIn || !items[i].absorbs_norm) continue;
+    Item& prev = items[(i + m - 1) % m];
+    const bool producer = prev.op.kind == StepKind::kOutGemv || prev.op.kind == StepKind::kDownGemv;
+    if (!producer || i + 1 >= m) continue;
+    prev.op.next_norm = items[i].op.norm;
+    prev.op.next_layer = i == 0;
+    items[i + 1].op.fused_norm = true;
+    drop[i] = true;
+  }
+  std::vector<StepOp> out;
+  for (size_t i = 0; i < m; ++i) {
+    if (!drop[i]) out.push_back(items[i].op);
+  }
+  return out;
 }
 
 }  // namespace jisu::cuda

@@ -2,10 +2,12 @@
 // matched, in order, against the sequences the backend has kernels for, giving the list of
 // launches one layer makes. Plain C++ (no device code), so the matching is tested without a GPU.
 //
-// The fused GEMVs of gemv.cu implement one whole layer (norm + QKV + bias + rope + K/V write,
-// attention, residual o, norm + SwiGLU, residual down) and are taken only when the program is
-// exactly that layer (`fused_gemv_layer`); every other program runs on the per-op kernels below,
-// at every step size.
+// Two lists come out of one matching: `ops` for any step size (products on cuBLASLt or the
+// skinny GEMM, elementwise kernels between them), and `gemv_ops` for steps of a few tokens,
+// where the fused GEMVs of gemv.cu take in their neighbours: a product's input norm, the q/k/v
+// bias, rope and K/V write, the gated activation, and the next norm's input after a residual
+// add. FuseForGemv rewrites sequences of `ops` by their shape alone, so any architecture whose
+// layer has such a sequence gets the fused kernel there and the per-op kernels elsewhere.
 #pragma once
 
 #include <cstdint>
@@ -28,26 +30,42 @@ enum class StepKind : uint8_t {
   kGateUpProject,  // gate_up = xn . [Wgate; Wup]^T
   kGatedAct,       // act = bf16(act(gate) * up)
   kDownProject,    // x += act . Wdown^T, or through post_norm as kOutProject
+  // Fused GEMVs (gemv_ops only). A consumer with `fused_norm` reads u = bf16(x * norm) and the
+  // partial sums of squares the step before it wrote, and applies the norm in its products;
+  // without it, it reads xn as a kNormIn wrote it.
+  kQkvRopeGemv,  // kQkvProject [+ bias] + kRopeKv
+  kGateActGemv,  // kGateUpProject + kGatedAct (SiLU)
+  kOutGemv,      // kOutProject without a post norm; `next_norm`: also u and sums for that norm
+  kDownGemv,     // kDownProject, the same
 };
 const char* StepKindName(StepKind kind);
 
 struct StepOp {
   StepKind kind;
-  WeightId norm = WeightId::kCount;    // kNormIn: its weight; k*Project: the post norm
-  Activation act = Activation::kSilu;  // kGatedAct
-  bool fuse_bias = false;              // kRopeKv: add the q/k/v bias first
+  WeightId norm = WeightId::kCount;       // kNormIn: its weight; k*Project: the post norm
+  Activation act = Activation::kSilu;     // kGatedAct
+  bool fuse_bias = false;                 // kRopeKv, kQkvRopeGemv: add the q/k/v bias first
+  bool fused_norm = false;                // *Gemv consumers: `norm` is applied from u and the sums
+  WeightId next_norm = WeightId::kCount;  // kOutGemv / kDownGemv: the norm whose input they write
+  bool next_layer = false;                // ... of the next layer's weights (its first op)
   bool operator==(const StepOp&) const = default;
 };
 
 struct LayerPlan {
-  std::vector<StepOp> ops;  // one layer's launches, in order
+  std::vector<StepOp> ops;       // one layer's launches, in order
+  std::vector<StepOp> gemv_ops;  // the same layer for steps the fused GEMVs take (FuseForGemv)
   bool qkv_bias = false;
   bool head_norm = false;
-  bool fused_gemv_layer = false;  // the program is the layer the fused GEMVs implement
 };
 
 // Matches `program.layer_ops`; Unsupported naming the first op (index and name) that no kernel
 // sequence covers.
 Result<LayerPlan> PlanLayer(const ModelProgram& program, const std::string& arch_name);
+
+// The fused-GEMV form of one layer's `ops`. Layers repeat, so the op after the last is the
+// first: a residual at the end of a layer writes the next layer's first norm input (the
+// embedding does it for the first layer, and the last layer's writes nothing, the final norm
+// reading x itself).
+std::vector<StepOp> FuseForGemv(const std::vector<StepOp>& ops);
 
 }  // namespace jisu::cuda

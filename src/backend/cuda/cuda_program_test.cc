@@ -12,11 +12,12 @@ namespace {
 
 using K = StepKind;
 
-std::vector<K> Kinds(const LayerPlan& plan) {
+std::vector<K> Kinds(const std::vector<StepOp>& ops) {
   std::vector<K> kinds;
-  for (const StepOp& op : plan.ops) kinds.push_back(op.kind);
+  for (const StepOp& op : ops) kinds.push_back(op.kind);
   return kinds;
 }
+std::vector<K> Kinds(const LayerPlan& plan) { return Kinds(plan.ops); }
 
 ModelProgram Program(const AttentionBlock& attn, const MlpBlock& mlp) {
   ModelProgram p;
@@ -26,10 +27,9 @@ ModelProgram Program(const AttentionBlock& attn, const MlpBlock& mlp) {
   return p;
 }
 
-TEST(CudaProgramTest, LlamaIsTheFusedGemvLayer) {
+TEST(CudaProgramTest, LlamaLayer) {
   auto plan = PlanLayer(Program({}, {}), "llama");
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_TRUE(plan->fused_gemv_layer);
   EXPECT_FALSE(plan->qkv_bias);
   EXPECT_EQ(Kinds(*plan),
             (std::vector<K>{K::kNormIn, K::kQkvProject, K::kRopeKv, K::kAttention, K::kOutProject,
@@ -39,25 +39,64 @@ TEST(CudaProgramTest, LlamaIsTheFusedGemvLayer) {
   EXPECT_EQ(plan->ops[4].norm, WeightId::kCount);  // no post norm
 }
 
+// Small steps: five launches a layer. Each norm rides in the residual GEMV before it (the last
+// one's in the next layer's first), the rope and K/V write in the qkv GEMV, SiLU in gate/up.
+TEST(CudaProgramTest, LlamaGemvLayer) {
+  auto plan = PlanLayer(Program({}, {}), "llama");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const std::vector<StepOp>& g = plan->gemv_ops;
+  EXPECT_EQ(Kinds(g), (std::vector<K>{K::kQkvRopeGemv, K::kAttention, K::kOutGemv, K::kGateActGemv,
+                                      K::kDownGemv}));
+  EXPECT_EQ(g[0],
+            (StepOp{.kind = K::kQkvRopeGemv, .norm = WeightId::kAttnNorm, .fused_norm = true}));
+  EXPECT_EQ(g[2], (StepOp{.kind = K::kOutGemv, .next_norm = WeightId::kFfnNorm}));
+  EXPECT_EQ(g[3],
+            (StepOp{.kind = K::kGateActGemv, .norm = WeightId::kFfnNorm, .fused_norm = true}));
+  EXPECT_EQ(g[4],
+            (StepOp{.kind = K::kDownGemv, .next_norm = WeightId::kAttnNorm, .next_layer = true}));
+}
+
+// The plan follows the ops, not the architecture's name: Llama's layer under other tags gives
+// the same launches, per op and fused.
+TEST(CudaProgramTest, SameOpsSamePlanUnderAnyTag) {
+  auto llama = PlanLayer(Program({}, {}), "llama");
+  ASSERT_TRUE(llama.ok());
+  for (const char* tag : {"qwen3", "gemma3", "custom"}) {
+    auto other = PlanLayer(Program({}, {}), tag);
+    ASSERT_TRUE(other.ok()) << tag;
+    EXPECT_EQ(other->ops, llama->ops) << tag;
+    EXPECT_EQ(other->gemv_ops, llama->gemv_ops) << tag;
+  }
+}
+
 TEST(CudaProgramTest, Qwen2BiasFusesIntoRope) {
   auto plan = PlanLayer(Program({.qkv_bias = true}, {}), "qwen2");
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_TRUE(plan->fused_gemv_layer);
   EXPECT_TRUE(plan->qkv_bias);
   ASSERT_EQ(plan->ops[2].kind, K::kRopeKv);
   EXPECT_TRUE(plan->ops[2].fuse_bias);
+  ASSERT_EQ(plan->gemv_ops[0].kind, K::kQkvRopeGemv);
+  EXPECT_TRUE(plan->gemv_ops[0].fuse_bias);
 }
 
 // The bias precedes the head norms, so it cannot ride in the rope kernel.
 TEST(CudaProgramTest, BiasBeforeHeadNormIsItsOwnKernel) {
   auto plan = PlanLayer(Program({.qkv_bias = true, .qk_norm = true}, {}), "qwen3");
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_FALSE(plan->fused_gemv_layer);
   EXPECT_TRUE(plan->head_norm);
   const std::vector<K> kinds = Kinds(*plan);
   EXPECT_EQ(std::vector<K>(kinds.begin(), kinds.begin() + 5),
             (std::vector<K>{K::kNormIn, K::kQkvProject, K::kQkvBias, K::kHeadNorm, K::kRopeKv}));
   EXPECT_FALSE(plan->ops[4].fuse_bias);
+  // Small steps: the head norms keep q/k/v per op, the MLP half fuses; the down GEMV writes no
+  // norm input (the next layer's norm is a kernel of its own, its product not a GEMV consumer).
+  const std::vector<StepOp>& g = plan->gemv_ops;
+  EXPECT_EQ(Kinds(g),
+            (std::vector<K>{K::kNormIn, K::kQkvProject, K::kQkvBias, K::kHeadNorm, K::kRopeKv,
+                            K::kAttention, K::kOutGemv, K::kGateActGemv, K::kDownGemv}));
+  EXPECT_EQ(g[6].next_norm, WeightId::kFfnNorm);
+  EXPECT_TRUE(g[7].fused_norm);
+  EXPECT_EQ(g[8].next_norm, WeightId::kCount);
 }
 
 TEST(CudaProgramTest, Gemma3PostNormsAndGelu) {
@@ -65,13 +104,29 @@ TEST(CudaProgramTest, Gemma3PostNormsAndGelu) {
                                 {.act = Activation::kGeluTanh, .post_norm = true}),
                         "gemma3");
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_FALSE(plan->fused_gemv_layer);
+  // Post norms need the whole product before the add, and the GEMVs have no GELU: per op.
+  EXPECT_EQ(plan->gemv_ops, plan->ops);
   EXPECT_EQ(Kinds(*plan), (std::vector<K>{K::kNormIn, K::kQkvProject, K::kHeadNorm, K::kRopeKv,
                                           K::kAttention, K::kOutProject, K::kNormIn,
                                           K::kGateUpProject, K::kGatedAct, K::kDownProject}));
   EXPECT_EQ(plan->ops[5].norm, WeightId::kPostAttnNorm);
   EXPECT_EQ(plan->ops[9].norm, WeightId::kPostFfnNorm);
   EXPECT_EQ(plan->ops[8].act, Activation::kGeluTanh);
+}
+
+// A post norm keeps its product per op; the norm after it stays a kernel, and the GEMV that
+// consumes its output reads it as is.
+TEST(CudaProgramTest, NormWithoutAGemvProducerStaysAKernel) {
+  auto plan = PlanLayer(Program({.post_norm = true}, {}), "custom");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const std::vector<StepOp>& g = plan->gemv_ops;
+  EXPECT_EQ(Kinds(g), (std::vector<K>{K::kQkvRopeGemv, K::kAttention, K::kOutProject, K::kNormIn,
+                                      K::kGateActGemv, K::kDownGemv}));
+  EXPECT_TRUE(g[0].fused_norm);
+  EXPECT_EQ(g[2].norm, WeightId::kPostAttnNorm);
+  EXPECT_EQ(g[4], (StepOp{.kind = K::kGateActGemv, .norm = WeightId::kFfnNorm}));
+  EXPECT_EQ(g[5],
+            (StepOp{.kind = K::kDownGemv, .next_norm = WeightId::kAttnNorm, .next_layer = true}));
 }
 
 // Every architecture the model loader knows has a CUDA plan.

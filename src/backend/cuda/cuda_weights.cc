@@ -116,7 +116,6 @@ Status CudaBackend::AllocateWeights() {
 
 Status CudaBackend::Upload(const ModelWeights& w) {
   const ModelConfig& c = config_;
-  const int64_t h = c.hidden_size;
   WeightUploader up(stream_);
   JISU_RETURN_IF_ERROR(up.Init());
   // Each device matrix in the storage type DeviceStorageType picks for its host parts.

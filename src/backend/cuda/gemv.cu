@@ -355,14 +355,14 @@ void LaunchT(const GemvArgs& a, cudaStream_t stream) {
   }
 }
 
-__global__ void EmbedNormInputKernel(const bf16* table, const int32_t* ids, int hidden,
+__global__ void EmbedNormInputKernel(const bf16* table, const int32_t* ids, int hidden, float scale,
                                      const float* g, float* x, bf16* u, float* ss) {
   __shared__ float scratch[32];
   const int t = blockIdx.x;
   const bf16* row = table + static_cast<size_t>(ids[t]) * hidden;
   float s = 0.0f;
   for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-    const float v = __bfloat162float(row[i]);
+    const float v = __bfloat162float(row[i]) * scale;
     x[static_cast<size_t>(t) * hidden + i] = v;
     u[static_cast<size_t>(t) * hidden + i] = __float2bfloat16(v * g[i]);
     s += v * v;
@@ -447,9 +447,11 @@ bool LaunchGemv(const uint16_t* w, int n, int k, const uint16_t* x, int tokens, 
 }
 
 void LaunchEmbedNormInput(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden,
-                          const float* g, float* x, uint16_t* u, float* ss, cudaStream_t stream) {
-  EmbedNormInputKernel<<<num_tokens, 256, 0, stream>>>(
-      reinterpret_cast<const bf16*>(table), ids, hidden, g, x, reinterpret_cast<bf16*>(u), ss);
+                          float scale, const float* g, float* x, uint16_t* u, float* ss,
+                          cudaStream_t stream) {
+  EmbedNormInputKernel<<<num_tokens, 256, 0, stream>>>(reinterpret_cast<const bf16*>(table), ids,
+                                                       hidden, scale, g, x,
+                                                       reinterpret_cast<bf16*>(u), ss);
 }
 
 }  // namespace jisu::cuda

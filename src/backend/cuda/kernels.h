@@ -203,9 +203,11 @@ int GemvUnits(const GemvArgs& args);
 int GemvBlocks(const GemvArgs& args);  // the grid, and the number of ss_out parts
 // False (nothing launched) when the shape is not handled (k % 8 != 0, tokens > 8).
 bool LaunchGemvOp(const GemvArgs& args, cudaStream_t stream);
-// The embedding for the fused path: x = table[ids], u = bf16(x * g), ss[t] = sum(x^2) (one part).
+// The embedding for the fused path: x = table[ids] * scale, u = bf16(x * g), ss[t] = sum(x^2)
+// (one part).
 void LaunchEmbedNormInput(const uint16_t* table, const int32_t* ids, int num_tokens, int hidden,
-                          const float* g, float* x, uint16_t* u, float* ss, cudaStream_t stream);
+                          float scale, const float* g, float* x, uint16_t* u, float* ss,
+                          cudaStream_t stream);
 
 // The unfused baseline of the fusion study (unfused_kernels.cu): each elementwise step its own
 // kernel, as an eager framework runs them, instead of the fused kernels above.
