@@ -111,7 +111,9 @@ TEST(LoadgenWorkload, ClassShapesAndConversations) {
       }
       EXPECT_EQ(words, 80);
     }
-    if (r.cls == RequestClass::kCode) EXPECT_NE(text.find("int f"), std::string::npos);
+    if (r.cls == RequestClass::kCode) {
+      EXPECT_NE(text.find("int f"), std::string::npos);
+    }
     if (r.cls == RequestClass::kChat) {
       const size_t history = r.messages.size() - (r.shared_prefix ? 1 : 0) - 1;
       EXPECT_EQ(history % 2, 0u);

@@ -81,9 +81,9 @@ struct Op {
   OpCode code;
   Buf src = Buf::kX;
   Buf dst = Buf::kX;
-  WeightId weight = WeightId::kCount;  // kNorm, kHeadNorm, kAddBias
-  std::vector<LinearTarget> targets;   // kLinear
-  Activation act = Activation::kSilu;  // kGatedAct
+  WeightId weight = WeightId::kCount;      // kNorm, kHeadNorm, kAddBias
+  std::vector<LinearTarget> targets = {};  // kLinear
+  Activation act = Activation::kSilu;      // kGatedAct
   // kLinear: the product reads its input as float32 where a backend would otherwise quantize
   // activations (the CPU's int8 kernels). Set where that measurably costs accuracy.
   bool float_activations = false;

@@ -65,6 +65,9 @@ JISU_BF16 inline void IlDotGroups(const uint32_t* il, int64_t rows, int64_t pair
   const uint32_t* w[G];
   for (int i = 0; i < G; ++i) w[i] = il + (g + i) * pairs * 16;
   __m512 total[G][T];
+  for (int i = 0; i < G; ++i) {
+    for (int t = 0; t < T; ++t) total[i][t] = _mm512_setzero_ps();
+  }
   for (int64_t p0 = 0; p0 < pairs; p0 += kBf16SlicePairs) {
     const int64_t pe = std::min(pairs, p0 + kBf16SlicePairs);
     __m512 acc[G][T];
