@@ -42,6 +42,7 @@ struct BenchGpuFlags {
   int decode_variant = 0;
 };
 
+#ifdef JISU_HAVE_CUDA
 Result<std::vector<int64_t>> ParseList(const std::string& text, const char* flag) {
   std::vector<int64_t> out;
   std::stringstream in(text);
@@ -59,7 +60,6 @@ Result<std::vector<int64_t>> ParseList(const std::string& text, const char* flag
   return out;
 }
 
-#ifdef JISU_HAVE_CUDA
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -70,7 +70,7 @@ class BlockHashIndex {
 
  private:
   static constexpr int32_t kEmpty = -1;
-  int64_t max_entries_;
+  [[maybe_unused]] int64_t max_entries_;  // read by the assert only
   int64_t size_ = 0;
   uint64_t mask_ = 0;
   std::vector<uint64_t> keys_;

@@ -1,5 +1,6 @@
 #include "loadgen/report.h"
 
+#include <cstdarg>
 #include <cstdio>
 
 namespace jisu::loadgen {
@@ -71,31 +72,42 @@ Report BuildReport(const std::vector<RequestResult>& results, double wall_s, con
   return rep;
 }
 
+namespace {
+
+// snprintf into a string, its format checked at each call like printf's.
+__attribute__((format(printf, 2, 3))) void AppendF(std::string& out, const char* fmt, ...) {
+  char buf[256];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  out += buf;
+}
+
+}  // namespace
+
 std::string FormatReport(const Report& r) {
   std::string s;
-  char buf[256];
-  auto line = [&](const char* fmt, auto... args) {
-    std::snprintf(buf, sizeof(buf), fmt, args...);
-    s += buf;
-  };
-  line("requests: %zu completed, %zu failed, %zu not started (duration) in %.2f s\n", r.completed,
-       r.failed, r.not_started, r.wall_s);
-  line("  by class: chat %zu, summarize %zu, code %zu\n", r.completed_by_class[0],
-       r.completed_by_class[1], r.completed_by_class[2]);
-  line("request throughput: %.3f req/s\n", r.request_throughput);
+  AppendF(s, "requests: %zu completed, %zu failed, %zu not started (duration) in %.2f s\n",
+          r.completed, r.failed, r.not_started, r.wall_s);
+  AppendF(s, "  by class: chat %zu, summarize %zu, code %zu\n", r.completed_by_class[0],
+          r.completed_by_class[1], r.completed_by_class[2]);
+  AppendF(s, "request throughput: %.3f req/s\n", r.request_throughput);
   if (r.prompt_tokens_known) {
-    line("input tokens: %lld (%.1f tok/s), cached %lld\n", static_cast<long long>(r.input_tokens),
-         r.input_token_throughput, static_cast<long long>(r.cached_tokens));
+    AppendF(s, "input tokens: %lld (%.1f tok/s), cached %lld\n",
+            static_cast<long long>(r.input_tokens), r.input_token_throughput,
+            static_cast<long long>(r.cached_tokens));
   } else {
-    line("input tokens: not reported by the server\n");
+    AppendF(s, "input tokens: not reported by the server\n");
   }
-  line("output tokens: %lld (%.1f tok/s)%s\n", static_cast<long long>(r.output_tokens),
-       r.output_token_throughput, r.usage_reported ? "" : " [counted as content chunks]");
-  line("goodput (TTFT <= %.0f ms, TPOT <= %.0f ms): %.3f req/s (%zu of %zu)\n", r.slo.ttft_ms,
-       r.slo.tpot_ms, r.goodput, r.good, r.completed);
-  line("%-10s %10s %10s %10s %10s %10s\n", "ms", "mean", "p50", "p90", "p99", "max");
+  AppendF(s, "output tokens: %lld (%.1f tok/s)%s\n", static_cast<long long>(r.output_tokens),
+          r.output_token_throughput, r.usage_reported ? "" : " [counted as content chunks]");
+  AppendF(s, "goodput (TTFT <= %.0f ms, TPOT <= %.0f ms): %.3f req/s (%zu of %zu)\n", r.slo.ttft_ms,
+          r.slo.tpot_ms, r.goodput, r.good, r.completed);
+  AppendF(s, "%-10s %10s %10s %10s %10s %10s\n", "ms", "mean", "p50", "p90", "p99", "max");
   auto row = [&](const char* name, const Summary& m) {
-    line("%-10s %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, m.mean, m.p50, m.p90, m.p99, m.max);
+    AppendF(s, "%-10s %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, m.mean, m.p50, m.p90, m.p99,
+            m.max);
   };
   row("TTFT", r.ttft_ms);
   row("TPOT", r.tpot_ms);

@@ -153,7 +153,7 @@ void HttpServer::Install() {
         SetError(res, *refused);
         return refused->http_status;
       });
-  svr.set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
+  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     ServerCpu::Charge(CpuStage::kHttp);  // reading the request line and headers
     auto refused = CheckBodyFraming(req);
     if (!refused) return httplib::Server::HandlerResponse::Unhandled;
