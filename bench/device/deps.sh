@@ -2,7 +2,7 @@
 # Assembles build-deps/ (ignored by /build*/) on this Debian 12 machine for a build on the GPU
 # machine of the `device` tool (bench/device/build.sh): its image (Ubuntu 24.04, gcc 13, nvcc
 # 13.0, cmake, ninja) lacks the project's other build dependencies, so their headers, libraries,
-# CMake configs and pkg-config files travel with the call (`carry: ["build-deps"]`, ~14 MB),
+# CMake configs and pkg-config files travel with the call (`carry: ["build-deps"]`, packed: ~3 MB),
 # plus HEAD's copies of src/backend/cuda (a base binary to compare against) and of files outside
 # src/backend/cuda that others have modified in the working tree (other.list: the device builds HEAD's).
 # Run from the repository root: bash bench/device/deps.sh
@@ -52,6 +52,7 @@ done
 while read -r f; do
   if git cat-file -e HEAD:"$f" 2>/dev/null; then mkdir -p build-deps/head-other/$(dirname $f); git show HEAD:"$f" > build-deps/head-other/$f; fi
 done < build-deps/other.list
-# The whole working tree travels with a call (64 MiB at most, and the tracked files alone take
-# ~53 MB): the dependencies go packed (14 MB -> ~3 MB); build.sh unpacks them on the device.
+# The whole working tree travels with a call (64 MiB at most; the tracked files alone take ~66 MB,
+# bench/device/slim.sh sets part aside): the dependencies go packed (14 MB -> ~3 MB); build.sh
+# unpacks them on the device.
 tar cJf build-deps/usr.tar.xz -C build-deps usr && rm -rf build-deps/usr

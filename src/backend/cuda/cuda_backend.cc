@@ -295,14 +295,6 @@ Status CudaBackend::ResidualGemm(const DeviceWeight& w, const void* in, int64_t 
   return Status::Ok();
 }
 
-cuda::GemvArgs CudaBackend::GemvBase(int64_t T) const {
-  cuda::GemvArgs g;
-  g.tokens = static_cast<int>(T);
-  g.programmatic_launch = options_.gemv_pdl;
-  g.eps = program_.norm_eps;
-  return g;
-}
-
 // One layer: `ops` is the layer program matched to kernel sequences (cuda_program.h), per op or
 // in its fused-GEMV form. The unfused baseline (options_.fused_kernels off) splits the fused
 // elementwise kernels into one kernel a step, as an eager framework runs them.
@@ -330,6 +322,14 @@ Status CudaBackend::RunLayerPlan(const std::vector<cuda::StepOp>& ops, int64_t l
                            eps, s);
     return Status::Ok();
   };
+  // The fused GEMVs' fields common to every launch of the step.
+  auto gemv_base = [&] {
+    cuda::GemvArgs g;
+    g.tokens = T32;
+    g.programmatic_launch = options_.gemv_pdl;
+    g.eps = eps;
+    return g;
+  };
   // A fused GEMV consumer's input: u and the sums of squares of its norm, or xn as is.
   auto gemv_input = [&](const cuda::StepOp& op, cuda::GemvArgs& g) {
     g.x = xn_.as<uint16_t>();
@@ -339,7 +339,7 @@ Status CudaBackend::RunLayerPlan(const std::vector<cuda::StepOp>& ops, int64_t l
   // x += m . in on the residual GEMV; it writes the next norm's input when the plan says so.
   auto residual_gemv = [&](const cuda::StepOp& op, const DeviceWeight& m, const uint16_t* in,
                            int k) -> Status {
-    cuda::GemvArgs g = GemvBase(T);
+    cuda::GemvArgs g = gemv_base();
     g.op = cuda::GemvOp::kAccumulate;
     g.w = m.bf16();
     g.rows = hidden;
@@ -413,7 +413,7 @@ Status CudaBackend::RunLayerPlan(const std::vector<cuda::StepOp>& ops, int64_t l
         JISU_RETURN_IF_ERROR(residual(w.w_down, act_.get(), op.norm));
         break;
       case cuda::StepKind::kQkvRopeGemv: {
-        cuda::GemvArgs g = GemvBase(T);
+        cuda::GemvArgs g = gemv_base();
         g.op = cuda::GemvOp::kQkvRope;
         g.w = w.wqkv.bf16();
         g.rows = qkv_dim;
@@ -435,7 +435,7 @@ Status CudaBackend::RunLayerPlan(const std::vector<cuda::StepOp>& ops, int64_t l
         break;
       }
       case cuda::StepKind::kGateActGemv: {
-        cuda::GemvArgs g = GemvBase(T);
+        cuda::GemvArgs g = gemv_base();
         g.op = cuda::GemvOp::kSwiGlu;
         g.w = w.w_gate_up.bf16();
         g.rows = 2 * ffn;

@@ -152,8 +152,6 @@ class CudaBackend final : public ForwardBackend {
   // of partial sums of squares the last fused-GEMV producer wrote to the next consumer.
   Status RunLayerPlan(const std::vector<cuda::StepOp>& ops, int64_t layer, int64_t T, uint16_t* kv,
                       cuda::AttnArgs& attn, int& ss_parts);
-  // The fused GEMVs' fields common to every launch of a step of T tokens.
-  cuda::GemvArgs GemvBase(int64_t T) const;
   Status RunAttention(cuda::AttnArgs& attn, int64_t T);
 
   ModelConfig config_;

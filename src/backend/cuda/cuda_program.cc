@@ -180,58 +180,53 @@ Result<LayerPlan> PlanLayer(const ModelProgram& program, const std::string& arch
 }
 
 std::vector<StepOp> FuseForGemv(const std::vector<StepOp>& ops) {
-  // Consumers first: a product and the elementwise step after it become one GEMV, taking in
-  // the kNormIn before them where one is.
-  struct Item {
-    StepOp op;
-    bool absorbs_norm = false;  // a consumer GEMV with a kNormIn right before it
-  };
-  std::vector<Item> items;
-  const size_t n = ops.size();
-  for (size_t i = 0; i < n; ++i) {
+  // A product and the elementwise step after it become one GEMV (a consumer of xn); residual
+  // products without a post norm become accumulate GEMVs (producers of the next norm's input).
+  std::vector<StepOp> items;
+  for (size_t i = 0; i < ops.size(); ++i) {
     const StepOp& op = ops[i];
-    const StepOp* next = i + 1 < n ? &ops[i + 1] : nullptr;
-    StepOp fused{.kind = op.kind};
+    const StepOp* next = i + 1 < ops.size() ? &ops[i + 1] : nullptr;
     if (op.kind == StepKind::kQkvProject && next && next->kind == StepKind::kRopeKv) {
-      fused = StepOp{.kind = StepKind::kQkvRopeGemv, .fuse_bias = next->fuse_bias};
+      items.push_back(StepOp{.kind = StepKind::kQkvRopeGemv, .fuse_bias = next->fuse_bias});
+      ++i;
     } else if (op.kind == StepKind::kGateUpProject && next && next->kind == StepKind::kGatedAct &&
                next->act == Activation::kSilu) {
-      fused = StepOp{.kind = StepKind::kGateActGemv};
+      items.push_back(StepOp{.kind = StepKind::kGateActGemv});
+      ++i;
     } else if (op.kind == StepKind::kOutProject && op.norm == WeightId::kCount) {
-      items.push_back({StepOp{.kind = StepKind::kOutGemv}});
-      continue;
+      items.push_back(StepOp{.kind = StepKind::kOutGemv});
     } else if (op.kind == StepKind::kDownProject && op.norm == WeightId::kCount) {
-      items.push_back({StepOp{.kind = StepKind::kDownGemv}});
-      continue;
+      items.push_back(StepOp{.kind = StepKind::kDownGemv});
     } else {
-      items.push_back({op});
-      continue;
+      items.push_back(op);
     }
-    ++i;  // the elementwise step is in the GEMV
-    if (!items.empty() && items.back().op.kind == StepKind::kNormIn) {
-      fused.norm = items.back().op.norm;
-      items.back().absorbs_norm = true;  // marks the kNormIn, resolved below
-    }
-    items.push_back({fused});
   }
-  // Then each kNormIn a consumer follows moves into the residual GEMV before it (the layer's
-  // last op, for its first), which writes that norm's input; without such a producer it stays
-  // a kernel of its own and the consumer reads its output.
+  // A kNormIn before a consumer moves into the residual GEMV before it (the layer's last op,
+  // for its first), which writes that norm's input; without such a producer it stays a kernel
+  // of its own and the consumer reads its output.
+  auto consumer = [](StepKind k) {
+    return k == StepKind::kQkvRopeGemv || k == StepKind::kGateActGemv;
+  };
+  auto producer = [](StepKind k) { return k == StepKind::kOutGemv || k == StepKind::kDownGemv; };
   const size_t m = items.size();
-  std::vector<bool> drop(m, false);
-  for (size_t i = 0; i < m; ++i) {
-    if (items[i].op.kind != StepKind::kNormIn || !items[i].absorbs_norm) continue;
-    Item& prev = items[(i + m - 1) % m];
-    const bool producer = prev.op.kind == StepKind::kOutGemv || prev.op.kind == StepKind::kDownGemv;
-    if (!producer || i + 1 >= m) continue;
-    prev.op.next_norm = items[i].op.norm;
-    prev.op.next_layer = i == 0;
-    items[i + 1].op.fused_norm = true;
-    drop[i] = true;
-  }
   std::vector<StepOp> out;
   for (size_t i = 0; i < m; ++i) {
-    if (!drop[i]) out.push_back(items[i].op);
+    const bool norm_before_consumer =
+        items[i].kind == StepKind::kNormIn && i + 1 < m && consumer(items[i + 1].kind);
+    if (!norm_before_consumer) {
+      out.push_back(items[i]);
+      continue;
+    }
+    items[i + 1].norm = items[i].norm;
+    // The layer's last op is copied out after this change to it, the others before.
+    StepOp& prev = i == 0 ? items[m - 1] : out.back();
+    if (!producer(prev.kind)) {
+      out.push_back(items[i]);
+      continue;
+    }
+    prev.next_norm = items[i].norm;
+    prev.next_layer = i == 0;
+    items[i + 1].fused_norm = true;
   }
   return out;
 }
